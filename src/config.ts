@@ -1,0 +1,217 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+// The only reader of process.env and keygate.yaml. Everything else is handed a Config.
+
+const positiveInt = z.number().int().positive();
+
+const apiKeysEnabledA = z
+  .object({
+    enabled: z.literal(true),
+    variant: z.literal('A').default('A'),
+    prefix: z.string().regex(/^[A-Za-z0-9_]{1,16}$/, 'letters, digits or "_", 1-16 characters').default('key_'),
+    maxKeysPerUser: positiveInt.default(10),
+    maxCreatesPerDay: positiveInt.default(20),
+  })
+  .strict();
+
+const apiKeysEnabledB = z
+  .object({
+    enabled: z.literal(true),
+    variant: z.literal('B'),
+    prefix: z.string().regex(/^[A-Za-z0-9_]{1,16}$/, 'letters, digits or "_", 1-16 characters').default('key_'),
+  })
+  .strict();
+
+const apiKeysDisabled = z.object({ enabled: z.literal(false) }).strict();
+
+// `enabled` picks the branch; `variant` then picks A or B. Variant B's object is strict, so
+// maxKeysPerUser or maxCreatesPerDay under B are refused as unknown keys.
+const apiKeysSchema = z
+  .preprocess(
+    (v) => (v && typeof v === 'object' && !('enabled' in v) ? { ...v, enabled: true } : v),
+    z.union([apiKeysDisabled, z.discriminatedUnion('variant', [apiKeysEnabledA, apiKeysEnabledB])]),
+  )
+  .default({ enabled: true, variant: 'A', prefix: 'key_', maxKeysPerUser: 10, maxCreatesPerDay: 20 });
+
+const toolSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+    description: z.string().default(''),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+    path: z.string().startsWith('/'),
+    inputSchema: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    apiPrefix: z.string().regex(/^\/[A-Za-z0-9_-]+$/, 'a single path segment such as /api').default('/api'),
+    publicUrl: z.url().nullable().default(null),
+    apiKeys: apiKeysSchema,
+    ai: z.object({ enabled: z.boolean().default(false) }).strict().default({ enabled: false }),
+    mcpServer: z
+      .object({ enabled: z.boolean().default(true), tools: z.array(toolSchema).optional() })
+      .strict()
+      .default({ enabled: true }),
+    billingScope: z.enum(['user', 'organization']).default('user'),
+    defaultApiRateLimit: positiveInt.default(100),
+    defaultPlan: z.string().min(1).default('free'),
+    plans: z
+      .record(z.string(), z.object({ apiRateLimit: positiveInt.optional() }).strict())
+      .default({ free: {} }),
+    upstream: z.object({ url: z.url().nullable().default(null) }).strict().default({ url: null }),
+    policy: z
+      .object({ model: z.string().default('policies/model.conf'), file: z.string().nullable().default(null) })
+      .strict()
+      .default({ model: 'policies/model.conf', file: null }),
+    auth: z
+      .object({ signUp: z.boolean().default(true), sessionTtlDays: positiveInt.default(30) })
+      .strict()
+      .default({ signUp: true, sessionTtlDays: 30 }),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (!(c.defaultPlan in c.plans)) {
+      ctx.addIssue({ code: 'custom', path: ['defaultPlan'], message: `plan "${c.defaultPlan}" is not defined in plans` });
+    }
+  });
+
+export type FileConfig = z.infer<typeof configSchema>;
+export type ApiKeysConfig = FileConfig['apiKeys'];
+export type McpToolConfig = z.infer<typeof toolSchema>;
+
+export interface Config extends Omit<FileConfig, 'mcpServer'> {
+  mcpServer: { enabled: boolean; tools: McpToolConfig[] };
+  policy: { model: string; file: string };
+  host: string;
+  port: number;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  contentApiKey: string | null;
+  logLevel: string;
+  configPath: string | null;
+}
+
+// Where the shipped policies/ and migrations/ live, whatever the working directory.
+export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+// The automation tools an MCP client gets when the file declares none (spec 5.2: an MCP client
+// may manage automations as an `ai` key may).
+export function defaultMcpTools(apiPrefix: string): McpToolConfig[] {
+  const base = `${apiPrefix}/ai/automations`;
+  const obj = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties, required });
+  const id = { type: 'string', description: 'automation id' };
+  const body = { name: { type: 'string' }, schedule: { type: 'string' }, prompt: { type: 'string' } };
+  return [
+    { name: 'list_automations', description: 'List your AI automations', method: 'GET', path: base, inputSchema: obj({}) },
+    { name: 'create_automation', description: 'Create an AI automation', method: 'POST', path: base, inputSchema: obj(body, ['name']) },
+    { name: 'update_automation', description: 'Update an AI automation', method: 'PATCH', path: `${base}/{id}`, inputSchema: obj({ id, ...body }, ['id']) },
+    { name: 'delete_automation', description: 'Delete an AI automation', method: 'DELETE', path: `${base}/{id}`, inputSchema: obj({ id }, ['id']) },
+    { name: 'run_automation', description: 'Run an AI automation now', method: 'POST', path: `${base}/{id}/run`, inputSchema: obj({ id }, ['id']) },
+  ];
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.length ? issue.path.map(String).join('.') : '(root)';
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((k) => (path === '(root)' ? k : `${path}.${k}`));
+    return `${keys.join(', ')}: unknown key${keys.length > 1 ? 's' : ''}`;
+  }
+  if (issue.code === 'invalid_union' && path.endsWith('apiKeys')) {
+    return `${path}: expected { enabled: false } or { enabled: true, variant: A|B, ... } (Variant B takes only enabled, variant and prefix)`;
+  }
+  return `${path}: ${issue.message}`;
+}
+
+// Variant B refuses the Variant A fields; zod reports that as a union failure, so look for the
+// clearer cause first.
+function variantBMisuse(raw: unknown): string | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const keys = (raw as { apiKeys?: unknown }).apiKeys;
+  if (!keys || typeof keys !== 'object') return null;
+  const k = keys as Record<string, unknown>;
+  if (k.variant !== 'B') return null;
+  for (const f of ['maxKeysPerUser', 'maxCreatesPerDay']) {
+    if (f in k) return `apiKeys.${f}: not allowed under variant B`;
+  }
+  return null;
+}
+
+export function parseConfig(raw: unknown): FileConfig {
+  const result = configSchema.safeParse(raw ?? {});
+  if (!result.success) {
+    const first = result.error.issues[0];
+    throw new ConfigError(variantBMisuse(raw) ?? (first ? describeIssue(first) : 'invalid configuration'));
+  }
+  return result.data;
+}
+
+export interface LoadOptions {
+  argv?: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  overrides?: unknown;
+}
+
+function configPathFrom(argv: string[], env: NodeJS.ProcessEnv, cwd: string): string | null {
+  const i = argv.indexOf('--config');
+  const flag = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--config='))?.slice('--config='.length);
+  if (flag) return resolve(cwd, flag);
+  if (env.KEYGATE_CONFIG) return resolve(cwd, env.KEYGATE_CONFIG);
+  const local = resolve(cwd, 'keygate.yaml');
+  return existsSync(local) ? local : null;
+}
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const cwd = opts.cwd ?? process.cwd();
+  const path = configPathFrom(opts.argv ?? [], env, cwd);
+  let raw: unknown = opts.overrides ?? {};
+  if (path && opts.overrides === undefined) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      throw new ConfigError(`${path}: cannot be read`);
+    }
+    try {
+      raw = parseYaml(text) ?? {};
+    } catch (e) {
+      throw new ConfigError(`${path}: not valid YAML (${(e as Error).message.split('\n')[0]})`);
+    }
+  }
+  const file = parseConfig(raw);
+  const port = env.PORT ? Number(env.PORT) : 3000;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: not a port number`);
+  const variant = file.apiKeys.enabled ? file.apiKeys.variant : 'A';
+  // Paths written in the file are relative to it; the defaults point at the shipped files.
+  const fromFile = (p: string) => resolve(path ? dirname(path) : cwd, p);
+  const rawPolicy = (raw as { policy?: { model?: unknown; file?: unknown } } | null)?.policy ?? {};
+  return {
+    ...file,
+    mcpServer: { enabled: file.mcpServer.enabled, tools: file.mcpServer.tools ?? defaultMcpTools(file.apiPrefix) },
+    policy: {
+      model: rawPolicy.model ? fromFile(file.policy.model) : resolve(packageRoot, file.policy.model),
+      file: file.policy.file ? fromFile(file.policy.file) : resolve(packageRoot, `policies/variant-${variant.toLowerCase()}.csv`),
+    },
+    host: env.HOST || '127.0.0.1',
+    port,
+    databaseUrl: env.DATABASE_URL || null,
+    redisUrl: env.REDIS_URL || null,
+    contentApiKey: env.CONTENT_API_KEY || null,
+    logLevel: env.LOG_LEVEL || 'info',
+    configPath: path,
+  };
+}
+
+export function keyVariant(c: Pick<Config, 'apiKeys'>): 'A' | 'B' | null {
+  return c.apiKeys.enabled ? c.apiKeys.variant : null;
+}

@@ -1,0 +1,64 @@
+import type { Next } from 'koa';
+import type { AccountService } from '../../services/accounts.ts';
+import { AppError } from '../../services/errors.ts';
+import type { AuthResult } from '../../services/keys/types.ts';
+import type { Caller, GatewayContext } from '../state.ts';
+import { SESSION_COOKIE } from '../cookies.ts';
+
+/** Answers a caller, or null for "not mine" so the next resolver may try. */
+export type Resolver = (ctx: GatewayContext) => Promise<Caller | null>;
+
+export interface KeyAuthenticator { authenticate(plaintext: string): Promise<AuthResult> }
+
+/** The key presented on this request: `x-api-key`, or a Bearer token on the MCP endpoint. */
+export function presentedKey(ctx: GatewayContext, mcpPath: string): string | null {
+  const header = ctx.get('x-api-key');
+  if (header) return header;
+  if (ctx.path === mcpPath) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
+    if (m) return m[1]!;
+  }
+  return null;
+}
+
+/**
+ * A request carrying a key is a key request, cookie or not. A key that does not authenticate is a
+ * 401 and never falls through to the cookie or to anonymous. The detail is the same for unknown,
+ * revoked, disabled and expired keys: telling them apart would confirm a key existed.
+ */
+export function apiKeyResolver(keys: KeyAuthenticator, mcpPath: string): Resolver {
+  return async (ctx) => {
+    const plaintext = presentedKey(ctx, mcpPath);
+    if (plaintext === null) return null;
+    const result = await keys.authenticate(plaintext);
+    if (result.status !== 'valid') {
+      throw new AppError('INVALID_API_KEY', 'The API key is not valid. It may be mistyped, revoked, disabled or expired.');
+    }
+    return { kind: 'key', user: result.owner, key: result.key };
+  };
+}
+
+/** An unknown or expired cookie is treated as no cookie: a browser keeps stale cookies around. */
+export function sessionResolver(accounts: Pick<AccountService, 'resolveSession'>): Resolver {
+  return async (ctx) => {
+    const token = ctx.cookies.get(SESSION_COOKIE);
+    if (!token) return null;
+    const found = await accounts.resolveSession(token);
+    return found ? { kind: 'session', user: found.user, session: found.session, token } : null;
+  };
+}
+
+export function resolveCaller(resolvers: Resolver[]) {
+  return async function resolveCallerMiddleware(ctx: GatewayContext, next: Next) {
+    let caller: Caller = { kind: 'anonymous' };
+    for (const resolve of resolvers) {
+      const found = await resolve(ctx);
+      if (found) {
+        caller = found;
+        break;
+      }
+    }
+    ctx.state.caller = caller;
+    await next();
+  };
+}

@@ -1,0 +1,57 @@
+import type { Next } from 'koa';
+import { AppError } from '../services/errors.ts';
+import type { GatewayContext } from './state.ts';
+
+// CONTRACT section 5.6: a path is decided in one canonical spelling, so that no other spelling of
+// it (dot segments, doubled slashes, encoded letters, a trailing slash) reaches what the canonical
+// one is refused. What cannot be made canonical safely is refused outright.
+
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+const unsafe = (why: string) =>
+  new AppError('VALIDATION_FAILED', `The request path cannot be used: ${why}.`, { errors: [{ path: '(path)', message: why }] });
+
+/** Returns the canonical path, or throws VALIDATION_FAILED. */
+export function canonicalizePath(raw: string): string {
+  if (!raw.startsWith('/')) throw unsafe('it must start with "/"');
+  if (raw.includes('\\')) throw unsafe('it contains a backslash');
+  // Decode only unreserved characters; an encoded "/", "\", NUL or "%" would change what the
+  // segments are after a second decoding further down the line, so they are refused.
+  let decoded = '';
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c !== '%') {
+      decoded += c;
+      continue;
+    }
+    const hex = raw.slice(i + 1, i + 3);
+    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw unsafe('it has a malformed percent-encoding');
+    const ch = String.fromCharCode(parseInt(hex, 16));
+    if (UNRESERVED.test(ch)) decoded += ch;
+    else if (ch === '/' || ch === '\\' || ch === '%' || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) throw unsafe('it encodes a separator or control character');
+    else decoded += `%${hex.toUpperCase()}`;
+    i += 2;
+  }
+  const out: string[] = [];
+  for (const seg of decoded.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') {
+      if (!out.length) throw unsafe('it climbs above the root');
+      out.pop();
+      continue;
+    }
+    out.push(seg);
+  }
+  return '/' + out.join('/');
+}
+
+/**
+ * Rewrites ctx.path to its canonical spelling before anything decides on it; the router and the
+ * upstream then see exactly the path the policy saw.
+ */
+export async function canonicalPath(ctx: GatewayContext, next: Next) {
+  const canonical = canonicalizePath(ctx.path);
+  if (canonical !== ctx.path) ctx.path = canonical;
+  ctx.state.canonicalPath = canonical;
+  await next();
+}

@@ -1,0 +1,60 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { AccountService } from '../../services/accounts.ts';
+import { AppError } from '../../services/errors.ts';
+import type { KeyService } from '../../services/keys/service.ts';
+import type { Pool } from '../../store/db.ts';
+import { listAuditEntries } from '../../store/audit.ts';
+import { parseParams, parseQuery } from '../body.ts';
+import type { GatewayState } from '../state.ts';
+import { requestMeta } from './auth.ts';
+import { requireSessionCaller } from './callers.ts';
+
+const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(200).optional(),
+}).strict();
+const idParams = z.object({ id: z.uuid('not an id') });
+
+export interface AdminRoutesDeps { keys: KeyService; accounts: AccountService; pool: Pool }
+
+/** `/admin/*`: the policy lets only admin sessions reach these. */
+export function adminRoutes({ keys, accounts, pool }: AdminRoutesDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>({ sensitive: true, strict: true });
+
+  router.get('/admin/api-keys', async (ctx) => {
+    const { limit, cursor } = parseQuery(ctx, pageQuery);
+    ctx.body = await keys.adminListKeys({ limit, cursor: cursor ?? null });
+  });
+
+  router.delete('/admin/api-keys/:id', async (ctx) => {
+    const admin = requireSessionCaller(ctx);
+    const { id } = parseParams(ctx.params, idParams);
+    await keys.adminRevokeKey(admin.user.id, id, requestMeta(ctx));
+    ctx.status = 204;
+  });
+
+  router.get('/admin/audit-log', async (ctx) => {
+    const { limit, cursor } = parseQuery(ctx, pageQuery);
+    if (cursor !== undefined && !/^[1-9][0-9]{0,18}$/.test(cursor)) {
+      throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', { errors: [{ path: 'cursor', message: 'unreadable cursor' }] });
+    }
+    const rows = await listAuditEntries(pool, limit + 1, cursor ?? null);
+    const page = rows.slice(0, limit);
+    ctx.body = {
+      entries: page.map((r) => ({ id: r.id, type: r.type, actorUserId: r.actor_user_id, ownerUserId: r.owner_user_id, keyId: r.key_id, at: r.at.toISOString(), ip: r.ip, userAgent: r.user_agent })),
+      nextCursor: rows.length > limit ? page[page.length - 1]!.id : null,
+    };
+  });
+
+  router.post('/admin/users/:id/ban', async (ctx) => {
+    await accounts.setBanned(parseParams(ctx.params, idParams).id, true);
+    ctx.status = 204;
+  });
+  router.post('/admin/users/:id/unban', async (ctx) => {
+    await accounts.setBanned(parseParams(ctx.params, idParams).id, false);
+    ctx.status = 204;
+  });
+
+  return router;
+}

@@ -1,0 +1,136 @@
+import type { Pool } from '../store/db.ts';
+import { withTransaction } from '../store/db.ts';
+import * as users from '../store/users.ts';
+import * as sessions from '../store/sessions.ts';
+import * as orgs from '../store/organizations.ts';
+import { AppError, notFound } from './errors.ts';
+import { decoyPasswordHash, hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
+import type { Clock } from './clock.ts';
+
+export interface PublicUser { id: string; email: string; name: string; role: 'user' | 'admin' }
+export interface SessionInfo { id: string; userId: string; activeOrganizationId: string | null; expiresAt: Date; createdAt: Date }
+export interface RequestMeta { ip: string | null; userAgent: string | null }
+export interface UserRecord extends PublicUser { banned: boolean; plan: string | null }
+
+export const publicUser = (u: Pick<users.UserRow, 'id' | 'email' | 'name' | 'role'>): PublicUser =>
+  ({ id: u.id, email: u.email, name: u.name, role: u.role });
+const sessionInfo = (s: sessions.SessionRow): SessionInfo =>
+  ({ id: s.id, userId: s.user_id, activeOrganizationId: s.active_organization_id, expiresAt: s.expires_at, createdAt: s.created_at });
+const userRecord = (u: users.UserRow): UserRecord => ({ ...publicUser(u), banned: u.banned, plan: u.plan });
+
+export interface AccountsDeps {
+  pool: Pool;
+  clock: Clock;
+  sessionTtlDays: number;
+  /** Called after a change that must stop a user's keys at once (ban, deletion). */
+  onUserStopped?: (userId: string) => void;
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;
+
+export function createAccountService({ pool, clock, sessionTtlDays, onUserStopped }: AccountsDeps) {
+  async function startSession(userId: string, meta: RequestMeta) {
+    const token = randomToken();
+    const expiresAt = new Date(clock().getTime() + sessionTtlDays * 86_400_000);
+    const row = await sessions.insertSession(pool, { userId, tokenHash: sha256(token), expiresAt, ip: meta.ip, userAgent: meta.userAgent });
+    return { token, session: sessionInfo(row) };
+  }
+
+  return {
+    async signUp(input: { email: string; password: string; name: string }, meta: RequestMeta) {
+      const passwordHash = await hashPassword(input.password);
+      const row = await users.insertUser(pool, { email: input.email, name: input.name, passwordHash });
+      if (!row) throw new AppError('EMAIL_TAKEN', 'An account with this e-mail address already exists.');
+      return { user: publicUser(row), ...(await startSession(row.id, meta)) };
+    },
+
+    async signIn(input: { email: string; password: string }, meta: RequestMeta) {
+      const row = await users.findUserByEmail(pool, input.email);
+      // Verify against a decoy when the e-mail is unknown: the answer and its timing are the same.
+      const ok = await verifyPassword(input.password, row?.password_hash ?? (await decoyPasswordHash()));
+      if (!row || !ok) throw new AppError('INVALID_CREDENTIALS', 'Wrong e-mail or password.');
+      if (row.banned) throw new AppError('USER_BANNED', 'This account has been suspended. Contact an administrator.');
+      return { user: publicUser(row), ...(await startSession(row.id, meta)) };
+    },
+
+    async signOut(token: string) {
+      await sessions.deleteSessionByHash(pool, sha256(token));
+    },
+
+    /** The session for a cookie token; null when unknown, expired, or the user is banned. */
+    async resolveSession(token: string): Promise<{ session: SessionInfo; user: UserRecord } | null> {
+      const found = await sessions.findLiveSessionByHash(pool, sha256(token), clock());
+      if (!found || found.user.banned) return null;
+      return { session: sessionInfo(found.session), user: userRecord(found.user) };
+    },
+
+    async listSessions(userId: string) {
+      return (await sessions.listUserSessions(pool, userId, clock())).map((s) => ({ ...sessionInfo(s), ip: s.ip, userAgent: s.user_agent }));
+    },
+
+    async revokeSession(userId: string, sessionId: string) {
+      if (!(await sessions.deleteSession(pool, userId, sessionId))) throw notFound('session');
+    },
+
+    /** Other sessions are signed out: whoever knew the old password loses their way in. */
+    async changePassword(userId: string, currentSessionId: string, input: { currentPassword: string; newPassword: string }) {
+      const row = await users.findUserById(pool, userId);
+      if (!row || !(await verifyPassword(input.currentPassword, row.password_hash))) {
+        throw new AppError('INVALID_CREDENTIALS', 'The current password is wrong.');
+      }
+      await withTransaction(pool, async (tx) => {
+        await users.updateUserPassword(tx, userId, await hashPassword(input.newPassword));
+        await sessions.deleteOtherSessions(tx, userId, currentSessionId);
+      });
+    },
+
+    /** Deleting the account deletes its sessions, memberships and keys (foreign-key cascade). */
+    async deleteUser(userId: string, password: string) {
+      const row = await users.findUserById(pool, userId);
+      if (!row || !(await verifyPassword(password, row.password_hash))) {
+        throw new AppError('INVALID_CREDENTIALS', 'The password is wrong.');
+      }
+      await users.deleteUser(pool, userId);
+      onUserStopped?.(userId);
+    },
+
+    async getUser(userId: string): Promise<UserRecord | null> {
+      const row = await users.findUserById(pool, userId);
+      return row ? userRecord(row) : null;
+    },
+
+    async setBanned(userId: string, banned: boolean) {
+      if (!(await users.setUserBanned(pool, userId, banned))) throw notFound('user');
+      if (banned) {
+        await sessions.deleteUserSessions(pool, userId);
+        onUserStopped?.(userId);
+      }
+    },
+
+    async createOrganization(userId: string, sessionId: string, input: { name: string; slug: string }) {
+      return withTransaction(pool, async (tx) => {
+        const org = await orgs.insertOrganization(tx, input);
+        if (!org) throw new AppError('VALIDATION_FAILED', 'This slug is already taken.', { errors: [{ path: 'slug', message: 'already taken' }] });
+        await orgs.insertMember(tx, { organizationId: org.id, userId, role: 'owner' });
+        await sessions.setActiveOrganization(tx, sessionId, org.id);
+        return { id: org.id, name: org.name, slug: org.slug, plan: org.plan, createdAt: org.created_at };
+      });
+    },
+
+    async setActiveOrganization(userId: string, sessionId: string, organizationId: string | null) {
+      if (organizationId !== null && !(await orgs.findMember(pool, organizationId, userId))) {
+        throw new AppError('FORBIDDEN', 'You are not a member of this organization.');
+      }
+      await sessions.setActiveOrganization(pool, sessionId, organizationId);
+    },
+
+    async listOrganizations(userId: string) {
+      return (await orgs.listUserOrganizations(pool, userId)).map((o) => ({ id: o.id, name: o.name, slug: o.slug, role: o.role, createdAt: o.created_at }));
+    },
+
+    async getMember(organizationId: string, userId: string) {
+      const m = await orgs.findMember(pool, organizationId, userId);
+      return m ? { organizationId: m.organization_id, userId: m.user_id, role: m.role, createdAt: m.created_at } : null;
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { Redis } from 'ioredis';
+import type { Pool } from '../store/db.ts';
+import { unavailable } from './errors.ts';
+
+/**
+ * Fixed-window counters shared by every gateway instance: daily key creates and request quotas.
+ * Redis when configured, else PostgreSQL. Any failure to answer is thrown as SERVICE_UNAVAILABLE,
+ * so callers fail closed.
+ */
+export interface CounterStore {
+  readonly kind: 'redis' | 'postgres';
+  /** Adds one and returns the new value. The window is forgotten after `ttlSeconds`. */
+  increment(name: string, windowStart: Date, ttlSeconds: number): Promise<number>;
+  /** Takes one back after a spend that did not happen (a create that failed after counting). */
+  decrement(name: string, windowStart: Date): Promise<void>;
+  /** Current values, 0 where nothing was counted. */
+  read(names: string[], windowStart: Date): Promise<number[]>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function utcDayStart(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+export function secondsUntilNextUtcDay(now: Date): number {
+  return Math.max(1, Math.ceil((utcDayStart(now).getTime() + 86_400_000 - now.getTime()) / 1000));
+}
+
+const windowKey = (prefix: string, name: string, windowStart: Date) => `${prefix}${name}:${windowStart.getTime() / 1000}`;
+
+export function createRedisConnection(url: string): Redis {
+  // No offline queue and one attempt per command: a Redis that does not answer makes the
+  // command fail within a second instead of queueing requests behind it.
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1000,
+    connectTimeout: 1000,
+    retryStrategy: (times) => Math.min(times * 100, 1000),
+    lazyConnect: false,
+  });
+  redis.on('error', () => {});
+  return redis;
+}
+
+export function createRedisCounters(redis: Redis, prefix = 'keygate:'): CounterStore {
+  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (e) {
+      throw unavailable('counter store (Redis)', e);
+    }
+  };
+  return {
+    kind: 'redis',
+    increment: (name, windowStart, ttlSeconds) =>
+      guard(async () => {
+        const key = windowKey(prefix, name, windowStart);
+        const res = await redis.multi().incr(key).expire(key, ttlSeconds, 'NX').exec();
+        const [err, value] = res?.[0] ?? [new Error('no reply'), null];
+        if (err) throw err;
+        return Number(value);
+      }),
+    decrement: (name, windowStart) => guard(async () => void (await redis.decr(windowKey(prefix, name, windowStart)))),
+    read: (names, windowStart) =>
+      guard(async () => (names.length ? (await redis.mget(names.map((n) => windowKey(prefix, n, windowStart)))).map((v) => Number(v ?? 0)) : [])),
+    ping: () => guard(async () => void (await redis.ping())),
+    close: async () => void redis.disconnect(),
+  };
+}
+
+export function createPostgresCounters(pool: Pool): CounterStore {
+  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (e) {
+      throw unavailable('counter store (PostgreSQL)', e);
+    }
+  };
+  let lastSweep = 0;
+  return {
+    kind: 'postgres',
+    increment: (name, windowStart, ttlSeconds) =>
+      guard(async () => {
+        const expiresAt = new Date(windowStart.getTime() + ttlSeconds * 1000);
+        const { rows } = await pool.query<{ value: string }>(
+          `INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, $2, 1, $3)
+           ON CONFLICT (name, window_start) DO UPDATE SET value = counters.value + 1 RETURNING value`,
+          [name, windowStart, expiresAt],
+        );
+        // Old windows are swept now and then rather than on every write.
+        if (Date.now() - lastSweep > 60_000) {
+          lastSweep = Date.now();
+          pool.query('DELETE FROM counters WHERE expires_at < now()').catch(() => {});
+        }
+        return Number(rows[0]!.value);
+      }),
+    decrement: (name, windowStart) =>
+      guard(async () => void (await pool.query('UPDATE counters SET value = value - 1 WHERE name = $1 AND window_start = $2', [name, windowStart]))),
+    read: (names, windowStart) =>
+      guard(async () => {
+        if (!names.length) return [];
+        const { rows } = await pool.query<{ name: string; value: string }>(
+          'SELECT name, value FROM counters WHERE name = ANY($1) AND window_start = $2', [names, windowStart]);
+        const byName = new Map(rows.map((r) => [r.name, Number(r.value)]));
+        return names.map((n) => byName.get(n) ?? 0);
+      }),
+    ping: () => guard(async () => void (await pool.query('SELECT 1'))),
+    close: async () => {},
+  };
+}

@@ -1,0 +1,219 @@
+import type { Config } from '../../config.ts';
+import type { Pool } from '../../store/db.ts';
+import { withTransaction } from '../../store/db.ts';
+import * as keys from '../../store/apikeys.ts';
+import * as audit from '../../store/audit.ts';
+import * as users from '../../store/users.ts';
+import * as orgs from '../../store/organizations.ts';
+import type { Clock } from '../clock.ts';
+import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../counters.ts';
+import { AppError, notFound, unavailable } from '../errors.ts';
+import { stampedQuota } from '../plans.ts';
+import { sha256 } from '../secrets.ts';
+import type { RequestMeta } from '../accounts.ts';
+import { quotaCounterName } from '../quota.ts';
+import { generateKey, hasValidChecksum, keyStart } from './format.ts';
+import type { ApiKeyView, AuthResult, KeyState, Permissions } from './types.ts';
+
+export interface KeyServiceDeps {
+  pool: Pool;
+  counters: CounterStore;
+  config: Pick<Config, 'apiKeys' | 'ai' | 'mcpServer' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
+  clock: Clock;
+  /** Called after commit when a key may have stopped working (revoke, update). */
+  onKeyChanged?: (keyId: string) => void;
+}
+
+export interface Actor { userId: string; activeOrganizationId: string | null }
+export interface CreateInput { name: string; ai?: boolean; mcp?: boolean }
+export interface UpdateInput { name?: string; enabled?: boolean; expiresAt?: Date | null }
+
+const DAY_SECONDS = 86_400;
+const createsCounter = (userId: string) => `creates:${userId}`;
+
+export const scopesOf = (p: Permissions): string[] =>
+  Object.entries(p).filter(([, actions]) => actions.includes('access')).map(([scope]) => scope).sort();
+
+export function keyView(row: keys.ApiKeyRow, now: Date, used = 0): ApiKeyView {
+  const scopes = scopesOf(row.permissions);
+  let state: KeyState = 'active';
+  if (!row.enabled) state = 'disabled';
+  else if (row.expires_at && row.expires_at <= now) state = 'expired';
+  else if (used >= row.request_quota) state = 'rate-limited';
+  return {
+    id: row.id,
+    name: row.name,
+    start: row.start,
+    prefix: row.prefix,
+    permissions: row.permissions,
+    ai: scopes.includes('ai'),
+    mcp: scopes.includes('mcp'),
+    requestQuota: { limit: row.request_quota, window: 'day' },
+    state,
+    enabled: row.enabled,
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+  };
+}
+
+const encodeCursor = (row: { created_cursor: string; id: string }) => Buffer.from(`${row.created_cursor}|${row.id}`).toString('base64url');
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  if (!createdAt || !id || !uuid.test(id) || Number.isNaN(Date.parse(createdAt.replace(' ', 'T')))) {
+    throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', { errors: [{ path: 'cursor', message: 'unreadable cursor' }] });
+  }
+  return { createdAt, id };
+}
+
+export type KeyService = ReturnType<typeof createKeyService>;
+
+export function createKeyService({ pool, counters, config, clock, onKeyChanged }: KeyServiceDeps) {
+  const apiKeys = config.apiKeys;
+  const requireEnabled = () => {
+    if (!apiKeys.enabled) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
+    return apiKeys;
+  };
+
+  async function usageOf(rows: keys.ApiKeyRow[]): Promise<number[]> {
+    const now = clock();
+    try {
+      return await counters.read(rows.map((r) => quotaCounterName(r.id)), utcDayStart(now));
+    } catch {
+      // The list stays readable while the counter store is down; `rate-limited` is then unknown.
+      return rows.map(() => 0);
+    }
+  }
+
+  async function views(rows: keys.ApiKeyRow[]): Promise<ApiKeyView[]> {
+    const used = await usageOf(rows);
+    const now = clock();
+    return rows.map((r, i) => keyView(r, now, used[i]));
+  }
+
+  async function revoke(actorId: string, ownerId: string | null, keyId: string, meta: RequestMeta): Promise<void> {
+    const row = await withTransaction(pool, async (tx) => {
+      const revoked = await keys.revokeKey(tx, keyId, ownerId, clock());
+      if (!revoked) return null;
+      await audit.insertAuditEntry(tx, { type: 'API_KEY_REVOKED', actorUserId: actorId, ownerUserId: revoked.user_id, keyId, ...meta });
+      return revoked;
+    });
+    if (!row) throw notFound('API key');
+    onKeyChanged?.(row.id);
+  }
+
+  return {
+    async createKey(actor: Actor, input: CreateInput, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string }> {
+      const cfg = requireEnabled();
+      if (input.ai && !config.ai.enabled) throw new AppError('FEATURE_DISABLED', 'AI is turned off, so a key cannot be given AI access.');
+      if (input.mcp && !config.mcpServer.enabled) throw new AppError('FEATURE_DISABLED', 'The MCP server is turned off, so a key cannot be given MCP access.');
+      const permissions: Permissions = {};
+      if (input.ai) permissions.ai = ['access'];
+      if (input.mcp) permissions.mcp = ['access'];
+
+      const now = clock();
+      const day = utcDayStart(now);
+      let counted = false;
+      const plaintext = generateKey(cfg.prefix);
+      try {
+        const row = await withTransaction(pool, async (tx) => {
+          if (!(await keys.lockOwner(tx, actor.userId))) throw notFound('user');
+          if (cfg.variant === 'A' && (await keys.countLiveKeys(tx, actor.userId)) >= cfg.maxKeysPerUser) {
+            throw new AppError('API_KEY_LIMIT', `You already hold ${cfg.maxKeysPerUser} keys, the most allowed. Revoke one you no longer use, then create the new one.`);
+          }
+          if (cfg.variant === 'A') {
+            // Counted before the insert and while the owner is locked; revoked keys stay counted.
+            const creates = await counters.increment(createsCounter(actor.userId), day, DAY_SECONDS + 3600);
+            counted = true;
+            if (creates > cfg.maxCreatesPerDay) {
+              const retry = secondsUntilNextUtcDay(now);
+              throw new AppError('API_KEY_DAILY_LIMIT', `You have created ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`, {}, { 'Retry-After': String(retry) });
+            }
+          }
+          const owner = await users.findUserById(tx, actor.userId);
+          const org = actor.activeOrganizationId ? await orgs.findOrganizationById(tx, actor.activeOrganizationId) : null;
+          const requestQuota = stampedQuota(config, { ownerPlan: owner?.plan ?? null, activeOrganizationPlan: org?.plan ?? null, hasActiveOrganization: org !== null });
+          const inserted = await keys.insertKey(tx, {
+            userId: actor.userId, name: input.name, keyHash: sha256(plaintext), start: keyStart(plaintext),
+            prefix: cfg.prefix, permissions, requestQuota,
+          });
+          await audit.insertAuditEntry(tx, { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: inserted.id, ...meta });
+          return inserted;
+        });
+        return { key: keyView(row, now), plaintext };
+      } catch (e) {
+        // A create that counted but did not commit gives its count back; a refusal over the limit keeps it.
+        if (counted && !(e instanceof AppError && e.code === 'API_KEY_DAILY_LIMIT')) {
+          await counters.decrement(createsCounter(actor.userId), day).catch(() => {});
+        }
+        if (e instanceof AppError) throw e;
+        throw unavailable('database', e);
+      }
+    },
+
+    async listKeys(userId: string): Promise<ApiKeyView[]> {
+      requireEnabled();
+      return views(await keys.listLiveKeys(pool, userId));
+    },
+
+    /** A key the caller may not see answers exactly like an unknown one. */
+    async getKey(userId: string, keyId: string): Promise<ApiKeyView> {
+      requireEnabled();
+      const row = await keys.findLiveKey(pool, keyId);
+      if (!row || row.user_id !== userId) throw notFound('API key');
+      return (await views([row]))[0]!;
+    },
+
+    async updateKey(userId: string, keyId: string, input: UpdateInput): Promise<ApiKeyView> {
+      requireEnabled();
+      const row = await keys.updateKey(pool, keyId, userId, input);
+      if (!row) throw notFound('API key');
+      onKeyChanged?.(row.id);
+      return (await views([row]))[0]!;
+    },
+
+    async revokeKey(userId: string, keyId: string, meta: RequestMeta): Promise<void> {
+      requireEnabled();
+      await revoke(userId, userId, keyId, meta);
+    },
+
+    async adminRevokeKey(adminId: string, keyId: string, meta: RequestMeta): Promise<void> {
+      requireEnabled();
+      await revoke(adminId, null, keyId, meta);
+    },
+
+    async adminListKeys(opts: { limit: number; cursor: string | null }) {
+      requireEnabled();
+      const after = opts.cursor ? decodeCursor(opts.cursor) : null;
+      const rows = await keys.listKeysPage(pool, opts.limit + 1, after);
+      const page = rows.slice(0, opts.limit);
+      const list = await views(page);
+      return {
+        keys: list.map((k, i) => ({ ...k, owner: { id: page[i]!.user_id, name: page[i]!.owner_name, email: page[i]!.owner_email } })),
+        nextCursor: rows.length > opts.limit ? encodeCursor(page[page.length - 1]!) : null,
+      };
+    },
+
+    /** Looks a presented key up by its hash. The checksum is checked first, with no query. */
+    async authenticate(plaintext: string): Promise<AuthResult> {
+      if (!apiKeys.enabled || !hasValidChecksum(plaintext)) return { status: 'unknown' };
+      const row = await keys.findKeyByHash(pool, sha256(plaintext));
+      return authResultOf(row, clock());
+    },
+  };
+}
+
+export function authResultOf(row: keys.KeyWithOwnerRow | null, now: Date): AuthResult {
+  if (!row) return { status: 'unknown' };
+  if (row.revoked_at) return { status: 'revoked' };
+  if (!row.enabled) return { status: 'disabled' };
+  if (row.expires_at && row.expires_at <= now) return { status: 'expired' };
+  if (row.owner_banned) return { status: 'owner-banned' };
+  return {
+    status: 'valid',
+    key: { id: row.id, userId: row.user_id, name: row.name, start: row.start, scopes: scopesOf(row.permissions), requestQuota: row.request_quota, expiresAt: row.expires_at },
+    owner: { id: row.user_id, email: row.owner_email, name: row.owner_name, role: row.owner_role, banned: row.owner_banned, plan: row.owner_plan },
+  };
+}

@@ -1,0 +1,40 @@
+/** Scope name -> permitted actions, as stored: `{ ai: ["access"] }`, `{ mcp: ["access"] }`. */
+export type Permissions = Record<string, string[]>;
+
+export type KeyState = 'active' | 'disabled' | 'expired' | 'rate-limited';
+
+/** What the gateway knows about a key that authenticated. Never carries the hash or plaintext. */
+export interface VerifiedKey {
+  id: string;
+  userId: string;
+  name: string;
+  start: string;
+  /** Scopes granting `access`, e.g. ['ai', 'mcp']. */
+  scopes: string[];
+  requestQuota: number;
+  expiresAt: Date | null;
+}
+
+/** The ApiKey object of the contract (section 4). */
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  start: string;
+  prefix: string;
+  permissions: Permissions;
+  ai: boolean;
+  mcp: boolean;
+  requestQuota: { limit: number; window: 'day' };
+  state: KeyState;
+  enabled: boolean;
+  expiresAt: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+/** An expected outcome, not an error: only the HTTP edge turns it into a response. */
+export type AuthResult =
+  | { status: 'valid'; key: VerifiedKey; owner: KeyOwner }
+  | { status: 'unknown' | 'revoked' | 'disabled' | 'expired' | 'owner-banned' };
+
+export interface KeyOwner { id: string; email: string; name: string; role: 'user' | 'admin'; banned: boolean; plan: string | null }

@@ -1,0 +1,111 @@
+import type { Queryable } from './db.ts';
+import type { Permissions } from '../services/keys/types.ts';
+
+export interface ApiKeyRow {
+  id: string; user_id: string; name: string; start: string; prefix: string; permissions: Permissions;
+  request_quota: number; enabled: boolean; expires_at: Date | null; revoked_at: Date | null;
+  created_at: Date; last_used_at: Date | null;
+  /** created_at as PostgreSQL prints it, with microseconds: the exact keyset cursor. */
+  created_cursor: string;
+}
+
+// The hash is written and matched on, never read back out.
+const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, enabled, expires_at, revoked_at,
+  created_at, last_used_at, created_at::text AS created_cursor`;
+
+export async function insertKey(db: Queryable, k: { userId: string; name: string; keyHash: Buffer; start: string; prefix: string; permissions: Permissions; requestQuota: number }): Promise<ApiKeyRow> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `INSERT INTO apikeys (user_id, name, key_hash, start, prefix, permissions, request_quota)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [k.userId, k.name, k.keyHash, k.start, k.prefix, JSON.stringify(k.permissions), k.requestQuota],
+  );
+  return rows[0]!;
+}
+
+/** Serializes creates per user across every instance: the row lock holds until the transaction ends. */
+export async function lockOwner(db: Queryable, userId: string): Promise<boolean> {
+  const r = await db.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [userId]);
+  return r.rowCount === 1;
+}
+
+export async function countLiveKeys(db: Queryable, userId: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>('SELECT count(*) n FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  return Number(rows[0]!.n);
+}
+
+export async function listLiveKeys(db: Queryable, userId: string): Promise<ApiKeyRow[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`, [userId]);
+  return rows;
+}
+
+export async function findLiveKey(db: Queryable, id: string): Promise<ApiKeyRow | null> {
+  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM apikeys WHERE id = $1 AND revoked_at IS NULL`, [id]);
+  return rows[0] ?? null;
+}
+
+
+/** One indexed lookup by hash with the owner's ban flag. A deleted owner's keys are gone by cascade. */
+export interface KeyWithOwnerRow extends ApiKeyRow {
+  owner_banned: boolean; owner_email: string; owner_name: string; owner_role: 'user' | 'admin'; owner_plan: string | null;
+}
+
+export async function findKeyByHash(db: Queryable, keyHash: Buffer): Promise<KeyWithOwnerRow | null> {
+  const { rows } = await db.query<KeyWithOwnerRow>(
+    `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.enabled, k.expires_at,
+            k.revoked_at, k.created_at, k.last_used_at, k.created_at::text AS created_cursor, u.banned AS owner_banned,
+            u.email AS owner_email, u.name AS owner_name, u.role AS owner_role, u.plan AS owner_plan
+       FROM apikeys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  return rows[0] ?? null;
+}
+
+export async function updateKey(db: Queryable, id: string, userId: string, p: { name?: string; enabled?: boolean; expiresAt?: Date | null }): Promise<ApiKeyRow | null> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `UPDATE apikeys SET
+        name = COALESCE($3, name),
+        enabled = COALESCE($4, enabled),
+        expires_at = CASE WHEN $5 THEN $6::timestamptz ELSE expires_at END
+      WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    [id, userId, p.name ?? null, p.enabled ?? null, p.expiresAt !== undefined, p.expiresAt ?? null],
+  );
+  return rows[0] ?? null;
+}
+
+/** Sets revoked_at once; null when the key is unknown, not the owner's, or already revoked. */
+export async function revokeKey(db: Queryable, id: string, ownerId: string | null, at: Date): Promise<ApiKeyRow | null> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `UPDATE apikeys SET revoked_at = $3 WHERE id = $1 AND ($2::uuid IS NULL OR user_id = $2) AND revoked_at IS NULL
+     RETURNING ${COLUMNS}`,
+    [id, ownerId, at],
+  );
+  return rows[0] ?? null;
+}
+
+export interface AdminKeyRow extends ApiKeyRow { owner_name: string; owner_email: string }
+
+/** Newest first, keyset-paginated on (created_at, id), so concurrent inserts never shift a page. */
+export async function listKeysPage(db: Queryable, limit: number, after: { createdAt: string; id: string } | null): Promise<AdminKeyRow[]> {
+  const { rows } = await db.query<AdminKeyRow>(
+    `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.enabled, k.expires_at,
+            k.revoked_at, k.created_at, k.last_used_at, k.created_at::text AS created_cursor,
+            u.name AS owner_name, u.email AS owner_email
+       FROM apikeys k JOIN users u ON u.id = k.user_id
+      WHERE k.revoked_at IS NULL
+        AND ($2::timestamptz IS NULL OR (k.created_at, k.id) < ($2::timestamptz, $3::uuid))
+      ORDER BY k.created_at DESC, k.id DESC LIMIT $1`,
+    [limit, after?.createdAt ?? null, after?.id ?? null],
+  );
+  return rows;
+}
+
+/** Batched write of last use: one statement for many keys. */
+export async function touchKeys(db: Queryable, uses: { id: string; at: Date }[]): Promise<void> {
+  if (!uses.length) return;
+  await db.query(
+    `UPDATE apikeys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+       FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at) WHERE k.id = u.id`,
+    [uses.map((u) => u.id), uses.map((u) => u.at)],
+  );
+}
