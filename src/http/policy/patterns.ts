@@ -94,6 +94,12 @@ export function parseCondition(condition: string): ConditionTerm[] {
   });
 }
 
+/** Whether every term holds for an attribute string as built by subjectAttributes. */
+export function termsHold(terms: readonly ConditionTerm[], attrs: string): boolean {
+  const padded = ` ${attrs} `;
+  return terms.every((t) => padded.includes(` ${t.attribute} `) !== t.negated);
+}
+
 /** Condition terms naming a permission or role the gateway never hands out. */
 export function unknownAttributes(terms: readonly ConditionTerm[]): string[] {
   const known = new Set<string>([...KNOWN_PERMISSIONS.map((p) => `perm:${p}`), ...KNOWN_ROLES.map((r) => `role:${r}`)]);
@@ -126,8 +132,7 @@ export function matcherFunctions(): { attrMatch: (attrs: string, cond: string) =
         terms = parseCondition(cond);
         conditions.set(cond, terms);
       }
-      const padded = ` ${attrs} `;
-      return terms.every((t) => padded.includes(` ${t.attribute} `) !== t.negated);
+      return termsHold(terms, attrs);
     },
     pathMatch(path, pattern) {
       let re = paths.get(pattern);

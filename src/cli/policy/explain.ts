@@ -1,0 +1,73 @@
+// `keygate policy explain`: one decision, the line that made it, and what a refused key would need.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../../config.ts';
+import type { PolicySubject } from '../../http/policy/engine.ts';
+import { formatRule } from '../../http/policy/rules.ts';
+import { CliError, display, policiesDir, policyLoader, subjectLabel, variantFile, type CliIo } from './common.ts';
+
+function subjectFrom(kind: string | undefined, permissions: string | undefined, role: string | undefined): PolicySubject {
+  if (kind !== 'session' && kind !== 'key' && kind !== 'anonymous') throw new CliError('--subject must be session, key or anonymous');
+  if (role !== undefined && role !== 'admin' && role !== 'user') throw new CliError('--role must be admin or user');
+  const perms = permissions ? permissions.split(',').map((p) => p.trim()).filter(Boolean) : [];
+  if (perms.length > 0 && kind !== 'key') throw new CliError('--permissions applies to --subject key only');
+  if (kind === 'anonymous' && role) throw new CliError('--role does not apply to an anonymous caller');
+  return { kind, permissions: perms, role: kind === 'anonymous' ? null : (role ?? 'user') };
+}
+
+// Without --policy or --variant, explain what this installation enforces: the configured files.
+function policyFiles(io: CliIo, v: { policy?: string; variant?: string; model?: string; config?: string }): { policy: string; model?: string } {
+  const model = v.model ? resolve(io.cwd, v.model) : undefined;
+  if (v.policy && v.variant) throw new CliError('give --policy or --variant, not both');
+  if (v.policy) return { policy: resolve(io.cwd, v.policy), model };
+  if (v.variant) {
+    if (v.variant !== 'A' && v.variant !== 'B') throw new CliError('--variant must be A or B');
+    return { policy: variantFile(policiesDir(io.cwd), v.variant), model };
+  }
+  try {
+    const config = loadConfig({ cwd: io.cwd, argv: v.config ? ['--config', v.config] : [] });
+    return { policy: config.policy.file, model: model ?? config.policy.model };
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CliError(`${e.message} (or pass --policy FILE or --variant A|B)`);
+    throw e;
+  }
+}
+
+export async function explainCommand(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      subject: { type: 'string' },
+      permissions: { type: 'string' },
+      role: { type: 'string' },
+      method: { type: 'string' },
+      path: { type: 'string' },
+      variant: { type: 'string' },
+      policy: { type: 'string' },
+      model: { type: 'string' },
+      config: { type: 'string' },
+    },
+  });
+  const subject = subjectFrom(values.subject, values.permissions, values.role);
+  if (!values.method || !values.path) throw new CliError('--method and --path are required');
+  const method = values.method.toUpperCase();
+  const path = values.path;
+  if (!path.startsWith('/') || /[?#]/.test(path)) throw new CliError('--path takes a canonical path without a query string, such as /api/ai/threads');
+
+  const files = policyFiles(io, values);
+  const { engine, policyPath } = await policyLoader(io)(files.policy, files.model);
+  const file = display(io, policyPath);
+  const d = engine.decide(subject, method, path);
+  const decidedBy = d.ruleId ? engine.rule(d.ruleId) : undefined;
+
+  io.stdout(`${subjectLabel(subject)} ${method} ${path} (policy ${file})\n`);
+  io.stdout(`decision: ${d.allowed ? 'allow' : 'deny'}\n`);
+  io.stdout(decidedBy ? `decided by: ${file}:${decidedBy.line}  ${formatRule(decidedBy)}\n` : 'decided by: no line matched; what no line allows is denied\n');
+  if (!d.allowed && subject.kind === 'key') {
+    io.stdout(d.requiredPermission ? `a key with the "${d.requiredPermission}" permission would be allowed\n` : 'no permission would allow a key here; only a signed-in session can\n');
+  }
+  if (!d.allowed && subject.kind === 'anonymous') io.stdout('the gateway answers an anonymous refusal with 401\n');
+  const others = engine.matchingRules(subject, method, path).filter((r) => r.id !== d.ruleId);
+  for (const r of others) io.stdout(`also matched: ${file}:${r.line}  ${formatRule(r)}\n`);
+  return 0;
+}

@@ -1,0 +1,51 @@
+// `keygate policy <test|explain|lint|diff>`: the access matrix checked as data, with no database.
+// `policy apply` writes to the database and lives with the other commands that need one.
+import { CliError, type CliIo } from './common.ts';
+import { diffCommand } from './diff.ts';
+import { explainCommand } from './explain.ts';
+import { lintCommand } from './lint.ts';
+import { testCommand } from './test.ts';
+
+export type { CliIo } from './common.ts';
+
+const USAGE = `usage:
+  keygate policy test [FILES...] [--junit FILE] [--coverage] [--min-coverage P]
+  keygate policy explain --subject session|key|anonymous [--permissions ai,mcp] [--role admin]
+                         --method M --path P [--variant A|B | --policy FILE] [--model FILE]
+  keygate policy lint [FILES...]
+  keygate policy diff OLD NEW [--model FILE]
+`;
+
+const commands: Record<string, (args: string[], io: CliIo) => Promise<number>> = {
+  test: testCommand,
+  explain: explainCommand,
+  lint: lintCommand,
+  diff: diffCommand,
+};
+
+export const policySubcommands = Object.keys(commands);
+
+/** Runs one policy subcommand; resolves to the exit code (0 success, 1 failure). */
+export async function runPolicyCommand(args: string[], io: { stdout: (s: string) => void; stderr: (s: string) => void; cwd: string }): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === 'help' || sub === '--help') {
+    (sub === undefined ? io.stderr : io.stdout)(USAGE);
+    return sub === undefined ? 1 : 0;
+  }
+  const command = commands[sub];
+  if (!command) {
+    io.stderr(`unknown policy command "${sub}"\n${USAGE}`);
+    return 1;
+  }
+  try {
+    return await command(rest, io);
+  } catch (e) {
+    // parseArgs throws TypeErrors with a code for unknown or malformed flags: the user's mistake.
+    const code = (e as { code?: unknown }).code;
+    if (e instanceof CliError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+      io.stderr(`${(e as Error).message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}

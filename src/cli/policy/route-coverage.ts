@@ -1,0 +1,56 @@
+// The policy against what the gateway serves: every route it serves is decided by a line for each
+// kind of caller (nothing left to the silent default), and every line names something that exists.
+import type { PolicyEngine, PolicySubject, SubjectKind } from '../../http/policy/engine.ts';
+import { compilePathPattern } from '../../http/policy/patterns.ts';
+import type { PolicyRule } from '../../http/policy/rules.ts';
+import { examplePath, forwardedExamples, gatewayRoutes, routeMethods } from '../../http/policy/routes.ts';
+
+export interface RouteFinding {
+  /** The policy line the finding is about, or null when it is about a route. */
+  line: number | null;
+  message: string;
+}
+
+const baseSubjects: Record<SubjectKind, PolicySubject> = {
+  session: { kind: 'session', permissions: [], role: 'user' },
+  key: { kind: 'key', permissions: [], role: 'user' },
+  anonymous: { kind: 'anonymous', permissions: [], role: null },
+};
+
+// Everything under /api that the gateway does not serve is forwarded upstream, so a pattern there
+// always names something; outside /api only the gateway's own routes exist.
+function literalPrefix(pattern: string): string {
+  if (pattern.startsWith('^')) return /^\^([^()[\]{}.*+?|\\$]*)/.exec(pattern)?.[1] ?? '';
+  return pattern.split(/\/(?=[*:])/)[0] ?? '';
+}
+
+function namesForwardedPath(pattern: string): boolean {
+  const prefix = literalPrefix(pattern);
+  return prefix === '/api' || prefix.startsWith('/api/');
+}
+
+export function routeFindings(engine: PolicyEngine): RouteFinding[] {
+  const findings: RouteFinding[] = [];
+  for (const route of gatewayRoutes) {
+    const path = examplePath(route.path);
+    for (const method of routeMethods(route)) {
+      for (const subject of Object.values(baseSubjects)) {
+        if (engine.decide(subject, method, path).ruleId === null) {
+          findings.push({ line: null, message: `route ${method} ${route.path} is decided by no policy line for ${subject.kind} (only by the default deny)` });
+        }
+      }
+    }
+  }
+  const served = [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path)];
+  for (const rule of engine.rules) {
+    if (!namesNothing(rule, served)) continue;
+    findings.push({ line: rule.line, message: `${rule.id}: path ${rule.path} matches no route the gateway serves, and lies outside /api where nothing is forwarded` });
+  }
+  return findings;
+}
+
+function namesNothing(rule: PolicyRule, served: readonly string[]): boolean {
+  if (namesForwardedPath(rule.path)) return false;
+  const re = compilePathPattern(rule.path);
+  return !served.some((p) => re.test(p));
+}

@@ -1,0 +1,100 @@
+// `keygate policy test`: the YAML suites against the model and policy files on disk, no database.
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CliError, display, listFiles, policiesDir, policyLoader, resolveAll, ruleRef, type CliIo, type LoadedPolicy } from './common.ts';
+import { junitXml, type JunitCase, type JunitSuite } from './junit.ts';
+import { routeFindings } from './route-coverage.ts';
+import { loadSuite, type TestCase } from './suite.ts';
+
+function runCase(io: CliIo, loaded: LoadedPolicy, c: TestCase): string | null {
+  const { engine, policyPath } = loaded;
+  const d = engine.decide(c.subject, c.method, c.path);
+  const decided = d.allowed ? 'allow' : 'deny';
+  if (decided === c.expect && (c.rule === null || c.rule === d.ruleId)) return null;
+  const expected = c.rule ? `${c.expect} by ${c.rule}` : c.expect;
+  return `expected ${expected}, decided ${decided} by ${ruleRef(io, policyPath, d.ruleId ? engine.rule(d.ruleId) : undefined, d.ruleId)}`;
+}
+
+interface Coverage {
+  loaded: LoadedPolicy;
+  exercised: Set<string>;
+}
+
+function reportCoverage(io: CliIo, coverage: Iterable<Coverage>, min: number | null): boolean {
+  let ok = true;
+  for (const { loaded, exercised } of coverage) {
+    const { rules } = loaded.engine;
+    const missed = rules.filter((r) => !exercised.has(r.id));
+    const pct = rules.length === 0 ? 100 : (100 * (rules.length - missed.length)) / rules.length;
+    const file = display(io, loaded.policyPath);
+    io.stdout(`coverage ${file}: ${rules.length - missed.length}/${rules.length} lines exercised (${pct.toFixed(1)}%)\n`);
+    for (const r of missed) io.stdout(`  ${file}:${r.line} ${r.id}: no case exercises this line\n`);
+    if (min !== null && pct < min) {
+      io.stderr(`coverage of ${file} is ${pct.toFixed(1)}%, below --min-coverage ${min}%\n`);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+export async function testCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { junit: { type: 'string' }, coverage: { type: 'boolean', default: false }, 'min-coverage': { type: 'string' } },
+  });
+  const min = values['min-coverage'] === undefined ? null : Number(values['min-coverage']);
+  if (min !== null && !(min >= 0 && min <= 100)) throw new CliError('--min-coverage takes a percentage between 0 and 100');
+  const files = positionals.length > 0 ? resolveAll(io, positionals) : await listFiles(join(policiesDir(io.cwd), 'tests'), ['.yaml', '.yml']);
+  if (files.length === 0) throw new CliError('no policy test suites found (policies/tests/*.yaml)');
+
+  const load = policyLoader(io);
+  const junit: JunitSuite[] = [];
+  const coverage = new Map<string, Coverage>();
+  let passed = 0;
+  let failed = 0;
+
+  for (const file of files) {
+    const shown = display(io, file);
+    let suite;
+    let loaded: LoadedPolicy;
+    try {
+      suite = await loadSuite(file, shown);
+      loaded = await load(suite.policyPath, suite.modelPath);
+    } catch (e) {
+      if (!(e instanceof CliError)) throw e;
+      io.stderr(`${e.message}\n`);
+      junit.push({ name: shown, cases: [], error: e.message });
+      failed += 1;
+      continue;
+    }
+    const cov = coverage.get(`${loaded.modelPath}\n${loaded.policyPath}`) ?? { loaded, exercised: new Set<string>() };
+    coverage.set(`${loaded.modelPath}\n${loaded.policyPath}`, cov);
+    const cases: JunitCase[] = [];
+    for (const c of suite.cases) {
+      const failure = runCase(io, loaded, c);
+      if (failure) {
+        io.stdout(`FAIL ${c.file}:${c.line} ${c.name}: ${failure}\n`);
+        failed += 1;
+      } else {
+        passed += 1;
+      }
+      cases.push({ name: c.name, file: c.file, line: c.line, failure });
+      for (const r of loaded.engine.matchingRules(c.subject, c.method, c.path)) cov.exercised.add(r.id);
+    }
+    junit.push({ name: shown, cases, error: null });
+  }
+
+  let routesOk = true;
+  for (const { loaded } of coverage.values()) {
+    for (const f of routeFindings(loaded.engine)) {
+      routesOk = false;
+      io.stdout(`ROUTE ${display(io, loaded.policyPath)}${f.line === null ? '' : `:${f.line}`}: ${f.message}\n`);
+    }
+  }
+  io.stdout(`${passed} passed, ${failed} failed\n`);
+  const coverageOk = values.coverage || min !== null ? reportCoverage(io, coverage.values(), min) : true;
+  if (values.junit) await writeFile(resolve(io.cwd, values.junit), junitXml(junit));
+  return failed === 0 && routesOk && coverageOk ? 0 : 1;
+}
