@@ -13,7 +13,9 @@ import { createAccountService } from './services/accounts.ts';
 import { createKeyService } from './services/keys/service.ts';
 import { createPostgresCounters, createRedisConnection, createRedisCounters, type CounterStore } from './services/counters.ts';
 import { type Clock, systemClock } from './services/clock.ts';
-import { loadPolicyEngine } from './http/policy/engine.ts';
+import { bootstrapPolicy, loadStoredEngine } from './http/policy/store.ts';
+import { listen, type Signal } from './store/notify.ts';
+import { readFile } from 'node:fs/promises';
 import type { PolicyHolder } from './http/policy/middleware.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 
@@ -34,22 +36,41 @@ export interface Gateway {
 }
 
 /** Opens the database: DATABASE_URL, or the embedded PostgreSQL kept under .keygate/postgres/. */
-export async function openDatabase(config: Config, dataDir = resolve('.keygate/postgres')): Promise<{ pool: Pool; embedded: EmbeddedDatabase | null }> {
+export async function openDatabase(config: Config, dataDir = resolve('.keygate/postgres')): Promise<{ pool: Pool; url: string; embedded: EmbeddedDatabase | null }> {
   const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(dataDir);
-  const pool = createPool(config.databaseUrl ?? embedded!.url);
+  const url = config.databaseUrl ?? embedded!.url;
+  const pool = createPool(url);
   await migrate(pool, migrationsDir);
-  return { pool, embedded };
+  return { pool, url, embedded };
 }
 
 /** The composition root: config -> pool -> stores -> services -> app -> listen. */
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config.logLevel);
-  const { pool, embedded } = await openDatabase(config, opts.embeddedDataDir);
+  const { pool, url: databaseUrl, embedded } = await openDatabase(config, opts.embeddedDataDir);
   const redis = config.redisUrl ? createRedisConnection(config.redisUrl) : null;
   const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(pool);
 
-  const policy: PolicyHolder = { current: await loadPolicyEngine(config.policy.model, config.policy.file) };
+  const boot = await bootstrapPolicy(pool, config.policy.model, config.policy.file);
+  if (boot.seeded) logger.info({ file: config.policy.file }, 'policy store was empty: applied the policy file');
+  else if (boot.differsFromFiles) logger.warn({ file: config.policy.file }, 'the stored policy differs from the policy file; run `keygate policy apply` to use the file');
+  const policy: PolicyHolder = { current: boot.engine };
+  const modelText = await readFile(config.policy.model, 'utf8');
+  // A reload builds a whole new engine and swaps it in one assignment: no request is decided
+  // against a half-loaded policy. A failed reload keeps the policy in force.
+  const reloadPolicy = async () => {
+    try {
+      policy.current = await loadStoredEngine(pool, modelText);
+      logger.info('policy reloaded');
+    } catch (err) {
+      logger.error({ err }, 'policy reload failed; keeping the policy in force');
+    }
+  };
+  const onSignal = (s: Signal) => {
+    if (s.type === 'policy') void reloadPolicy();
+  };
+  const listener = listen(databaseUrl, onSignal, () => void reloadPolicy());
   const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays });
   const keys = createKeyService({ pool, counters, config, clock });
   const upstream = config.upstream.url ? createUpstream(config.upstream.url) : null;
@@ -73,6 +94,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   return {
     server, url, pool,
     async close() {
+      await listener.close();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await upstream?.close();
