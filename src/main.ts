@@ -18,6 +18,8 @@ import { listen, type Signal } from './store/notify.ts';
 import { readFile } from 'node:fs/promises';
 import type { PolicyHolder } from './http/policy/middleware.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
+import { mcpRoutes } from './mcp/routes.ts';
+import { webRoutes } from './web/routes.ts';
 
 export const migrationsDir = resolve(packageRoot, 'migrations');
 
@@ -78,6 +80,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
   const app = createApp({
     config, pool, accounts, keys, verifier: keys, counters, policy, upstream, logger, clock, registry,
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream }), webRoutes({ config })],
     probes: [
       { name: 'postgres', check: async () => void (await pool.query('SELECT 1')) },
       ...(redis ? [{ name: 'redis', check: () => counters.ping() }] : []),
