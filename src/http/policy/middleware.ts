@@ -37,8 +37,8 @@ function isCrossOriginWrite(ctx: GatewayContext, ownOrigin: string): boolean {
   return origin !== '' && origin !== ownOrigin;
 }
 
-export function refusal(engine: PolicyEngine, caller: Caller, method: string, path: string): AppError | null {
-  const d = engine.decide(subjectOf(caller), method, path);
+export function refusal(engine: PolicyEngine, caller: Caller, method: string, path: string, channel: 'http' | 'mcp' = 'http'): AppError | null {
+  const d = engine.decide(Object.assign(subjectOf(caller), { channel }), method, path);
   if (d.allowed) return null;
   if (caller.kind === 'anonymous') return new AppError('UNAUTHENTICATED', 'Sign in or send an API key in the x-api-key header.');
   if (caller.kind === 'key') {
@@ -61,4 +61,13 @@ export function enforcePolicy(holder: PolicyHolder, opts: { apiPrefix: string; p
     }
     await next();
   };
+}
+
+/**
+ * The decision for an upstream call an MCP tool makes on the caller's behalf: the same matrix,
+ * asked with the `via:mcp` attribute so policy lines can open routes to MCP clients (automations).
+ * `path` is the request path under the configured prefix.
+ */
+export function mcpToolRefusal(engine: PolicyEngine, caller: Caller, method: string, path: string, apiPrefix: string): AppError | null {
+  return refusal(engine, caller, method, policyPath(path, apiPrefix), 'mcp');
 }
