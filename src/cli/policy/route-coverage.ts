@@ -34,11 +34,10 @@ export function routeFindings(engine: PolicyEngine): RouteFinding[] {
   for (const route of gatewayRoutes) {
     const path = examplePath(route.path);
     for (const method of routeMethods(route)) {
-      for (const subject of Object.values(baseSubjects)) {
-        if (engine.decide(subject, method, path).ruleId === null) {
-          findings.push({ line: null, message: `route ${method} ${route.path} is decided by no policy line for ${subject.kind} (only by the default deny)` });
-        }
-      }
+      const undecided = Object.values(baseSubjects).filter((s) => engine.decide(s, method, path).ruleId === null);
+      if (undecided.length === 0) continue;
+      const kinds = undecided.map((s) => s.kind).join(', ');
+      findings.push({ line: null, message: `route ${method} ${route.path} is decided by no policy line for ${kinds} (only by the default deny)` });
     }
   }
   const served = [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path)];

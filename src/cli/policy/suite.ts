@@ -15,7 +15,8 @@ const subjectObject = z
     role: z.enum(['user', 'admin']).nullable().default(null),
   })
   .strict();
-const subject = z.union([kind, subjectObject]);
+const subjectHint = 'a subject is session, key, anonymous or { kind, permissions: [ai, mcp], role: user|admin }';
+const subject = z.union([kind, subjectObject], { error: subjectHint });
 const method = z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET');
 
 // The gateway asks about canonical paths only (CONTRACT 5.6); a case written otherwise would test
@@ -29,7 +30,7 @@ const canonicalPath = z
 const caseSchema = z
   .object({
     name: z.string().min(1).optional(),
-    subject: z.union([subject, z.array(subject).min(1)]),
+    subject: z.union([subject, z.array(subject).min(1)], { error: `${subjectHint}, or a list of them` }),
     method: z.union([method, z.array(method).min(1)]),
     path: canonicalPath,
     expect: z.enum(['allow', 'deny']),
@@ -86,9 +87,13 @@ function lineOf(doc: Document, counter: LineCounter, path: YamlPath, key?: strin
 }
 
 function issueMessage(issue: z.core.$ZodIssue): { path: YamlPath; key?: string; message: string }[] {
-  const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'suite';
+  const where = issue.path.length > 0 ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : 'suite';
   if (issue.code === 'unrecognized_keys') {
-    const fields = issue.path[0] === 'cases' && issue.path.length === 2 ? 'case fields are name, subject, method, path, expect, rule' : 'see policies/README.md';
+    const fields = issue.path.includes('subject')
+      ? 'subject fields are kind, permissions, role'
+      : issue.path.length === 0
+        ? 'suite fields are description, policy, variant, model, cases'
+        : 'case fields are name, subject, method, path, expect, rule';
     return issue.keys.map((k) => ({ path: issue.path, key: k, message: `${where}: unknown field "${k}" (${fields})` }));
   }
   return [{ path: issue.path, message: `${where}: ${issue.message}` }];
@@ -101,8 +106,9 @@ export function parseSuite(text: string, file: string, shownAs = file): Suite {
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
   const yamlError = doc.errors[0];
   if (yamlError) {
-    const line = yamlError.linePos?.[0].line ?? 1;
-    throw new CliError(`${shownAs}:${line}: not valid YAML: ${yamlError.message.split('\n')[0]}`);
+    const pos = yamlError.linePos?.[0] ?? { line: 1, col: 1 };
+    const reason = (yamlError.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+    throw new CliError(`${shownAs}:${pos.line}:${pos.col}: not valid YAML: ${reason}`);
   }
   const result = suiteSchema.safeParse(doc.toJS());
   if (!result.success) {

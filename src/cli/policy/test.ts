@@ -9,6 +9,7 @@ import { loadSuite, type TestCase } from './suite.ts';
 
 function runCase(io: CliIo, loaded: LoadedPolicy, c: TestCase): string | null {
   const { engine, policyPath } = loaded;
+  if (c.rule !== null && !engine.rule(c.rule)) return `names rule ${c.rule}, which is not a line of ${display(io, policyPath)}`;
   const d = engine.decide(c.subject, c.method, c.path);
   const decided = d.allowed ? 'allow' : 'deny';
   if (decided === c.expect && (c.rule === null || c.rule === d.ruleId)) return null;
@@ -49,6 +50,7 @@ export async function testCommand(args: string[], io: CliIo): Promise<number> {
   const files = positionals.length > 0 ? resolveAll(io, positionals) : await listFiles(join(policiesDir(io.cwd), 'tests'), ['.yaml', '.yml']);
   if (files.length === 0) throw new CliError('no policy test suites found (policies/tests/*.yaml)');
 
+  const wantCoverage = values.coverage || min !== null;
   const load = policyLoader(io);
   const junit: JunitSuite[] = [];
   const coverage = new Map<string, Coverage>();
@@ -81,7 +83,7 @@ export async function testCommand(args: string[], io: CliIo): Promise<number> {
         passed += 1;
       }
       cases.push({ name: c.name, file: c.file, line: c.line, failure });
-      for (const r of loaded.engine.matchingRules(c.subject, c.method, c.path)) cov.exercised.add(r.id);
+      if (wantCoverage) for (const r of loaded.engine.matchingRules(c.subject, c.method, c.path)) cov.exercised.add(r.id);
     }
     junit.push({ name: shown, cases, error: null });
   }
@@ -94,7 +96,7 @@ export async function testCommand(args: string[], io: CliIo): Promise<number> {
     }
   }
   io.stdout(`${passed} passed, ${failed} failed\n`);
-  const coverageOk = values.coverage || min !== null ? reportCoverage(io, coverage.values(), min) : true;
+  const coverageOk = wantCoverage ? reportCoverage(io, coverage.values(), min) : true;
   if (values.junit) await writeFile(resolve(io.cwd, values.junit), junitXml(junit));
   return failed === 0 && routesOk && coverageOk ? 0 : 1;
 }
