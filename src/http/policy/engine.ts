@@ -55,18 +55,12 @@ function requestOf(subject: PolicySubject, method: string, path: string): Reques
   return [subject.kind, subjectAttributes(subject.permissions, subject.role), method, path];
 }
 
-function cacheKey(subject: PolicySubject, method: string, path: string): string {
-  const p = subject.permissions;
-  const perms = p.length < 2 ? p.join(',') : [...p].sort().join(',');
-  return `${subject.kind}\n${perms}\n${subject.role ?? ''}\n${method}\n${path}`;
-}
-
 function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], options: EngineOptions): PolicyEngine {
   const byId = new Map(rules.map((r) => [r.id, r]));
   const memo = new LRUCache<string, Decision>({ max: options.cacheSize ?? DEFAULT_CACHE_SIZE });
 
-  const evaluate = (subject: PolicySubject, method: string, path: string): { allowed: boolean; ruleId: string | null } => {
-    const [allowed, row] = enforcer.enforceEx(requestOf(subject, method, path));
+  const evaluate = (request: RequestValues): { allowed: boolean; ruleId: string | null } => {
+    const [allowed, row] = enforcer.enforceEx(request);
     return { allowed, ruleId: row.length > 0 ? (row[row.length - 1] ?? null) : null };
   };
 
@@ -77,7 +71,7 @@ function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], optio
     for (const set of PERMISSION_SETS) {
       const extra = set.filter((p) => !held.has(p));
       if (extra.length !== set.length) continue;
-      if (evaluate({ ...subject, permissions: [...subject.permissions, ...extra] }, method, path).allowed) return extra.join(',');
+      if (evaluate(requestOf({ ...subject, permissions: [...subject.permissions, ...extra] }, method, path)).allowed) return extra.join(',');
     }
     return null;
   };
@@ -86,10 +80,13 @@ function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], optio
     rules,
     rule: (id) => byId.get(id),
     decide(subject, method, path) {
-      const key = cacheKey(subject, method, path);
+      const request = requestOf(subject, method, path);
+      // The request values are exactly what casbin sees (permissions sorted and sanitised), so two
+      // subjects with one key always get the same answer.
+      const key = request.join('\n');
       const hit = memo.get(key);
       if (hit) return hit;
-      const { allowed, ruleId } = evaluate(subject, method, path);
+      const { allowed, ruleId } = evaluate(request);
       const required = !allowed && subject.kind === 'key' ? missingPermission(subject, method, path) : null;
       const decision = Object.freeze({
         allowed,
