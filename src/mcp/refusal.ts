@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { AppError } from '../services/errors.ts';
+import type { Caller } from '../http/state.ts';
 
 // On /api/mcp every refusal takes the OAuth form (CONTRACT section 8), so MCP clients know to look
 // for credentials at the protected-resource metadata. A store outage stays a 503.
@@ -8,19 +9,32 @@ const REFUSALS = new Set(['UNAUTHENTICATED', 'INVALID_API_KEY', 'FORBIDDEN', 'QU
 
 export const isMcpRefusal = (err: unknown): boolean => err instanceof AppError && REFUSALS.has(err.code);
 
+/**
+ * Where the gateway is reached: `publicUrl`, else the scheme and Host of this request. Not
+ * `ctx.origin`: since Koa 3 that is the request's Origin header, absent on most MCP requests.
+ */
+export const publicBase = (ctx: Context, publicUrl: string | null) =>
+  publicUrl ? publicUrl.replace(/\/$/, '') : `${ctx.protocol}://${ctx.host}`;
+
 export const resourceMetadataUrl = (ctx: Context, publicUrl: string | null) =>
-  `${publicUrl ? publicUrl.replace(/\/$/, '') : ctx.origin}/.well-known/oauth-protected-resource`;
+  `${publicBase(ctx, publicUrl)}/.well-known/oauth-protected-resource`;
+
+const description: Record<string, string> = {
+  UNAUTHENTICATED: 'An API key with MCP access is required (x-api-key or Authorization: Bearer).',
+  INVALID_API_KEY: 'The API key is not valid: unknown, revoked, disabled or expired, or its owner cannot sign in.',
+  FORBIDDEN: 'This API key was not created with MCP access.',
+  QUOTA_EXCEEDED: 'This API key has used its request quota for today.',
+  USER_BANNED: 'The owner of this API key cannot sign in.',
+};
 
 export function mcpRefusal(ctx: Context, err: AppError, publicUrl: string | null): void {
-  const description: Record<string, string> = {
-    UNAUTHENTICATED: 'An API key with MCP access is required (x-api-key or Authorization: Bearer).',
-    INVALID_API_KEY: 'The API key is not valid: unknown, revoked, disabled or expired, or its owner cannot sign in.',
-    FORBIDDEN: 'This API key was not created with MCP access.',
-    QUOTA_EXCEEDED: 'This API key has used its request quota for today.',
-    USER_BANNED: 'The owner of this API key cannot sign in.',
-  };
+  const caller = (ctx.state as { caller?: Caller }).caller;
+  // A signed-in browser session is refused too; telling it about key permissions would mislead.
+  const text = err.code === 'FORBIDDEN' && caller?.kind === 'session'
+    ? 'The MCP server takes an API key with MCP access, not a session; create one in Settings → Developers.'
+    : description[err.code] ?? err.detail;
   ctx.status = 401;
   ctx.set('WWW-Authenticate', `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl(ctx, publicUrl)}"`);
   if (err.code === 'QUOTA_EXCEEDED') for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-  ctx.body = { error: 'invalid_token', error_description: description[err.code] ?? err.detail };
+  ctx.body = { error: 'invalid_token', error_description: text };
 }

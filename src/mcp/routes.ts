@@ -1,13 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import Router from '@koa/router';
-import type { Config } from '../config.ts';
+import { z } from 'zod';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { packageRoot, type Config } from '../config.ts';
 import type { KeyService } from '../services/keys/service.ts';
+import { AppError } from '../services/errors.ts';
 import type { PolicyHolder } from '../http/policy/middleware.ts';
 import type { Upstream } from '../http/proxy/upstream.ts';
-import type { GatewayState } from '../http/state.ts';
+import type { GatewayContext, GatewayState } from '../http/state.ts';
+import { parseBody } from '../http/body.ts';
+import { prepareTool, type ForwardedTool } from './forward.ts';
+import { BUILT_IN_TOOLS, buildMcpServer } from './server.ts';
+import { publicBase } from './refusal.ts';
 
 export interface McpDeps { config: Config; keys: KeyService; policy: PolicyHolder; upstream: Upstream | null }
 
-/** `/api/mcp` (MCP Streamable HTTP) and `/.well-known/oauth-protected-resource`. */
-export function mcpRoutes(_deps: McpDeps): Router<GatewayState> {
-  return new Router<GatewayState>({ sensitive: true, strict: true });
+const METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+const version = (JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
+
+function prepareTools(config: Config): ForwardedTool[] {
+  const seen = new Set<string>(BUILT_IN_TOOLS);
+  return config.mcpServer.tools.map((tool) => {
+    if (seen.has(tool.name)) throw new Error(`mcpServer.tools "${tool.name}": the name is already taken by another tool`);
+    seen.add(tool.name);
+    return prepareTool(tool, config.apiPrefix);
+  });
+}
+
+/**
+ * With the MCP server off, `/api/mcp` answers 404 to every caller. The router alone cannot do that:
+ * it runs after the policy, which answers an anonymous caller 401 first. Mounted before caller
+ * resolution (app.ts), this refuses before anyone is resolved or any quota is spent.
+ */
+export function mcpSwitch(config: Pick<Config, 'apiPrefix' | 'mcpServer'>) {
+  const mcpPath = `${config.apiPrefix}/mcp`;
+  return async function mcpSwitchMiddleware(ctx: GatewayContext, next: () => Promise<unknown>) {
+    if (!config.mcpServer.enabled && (ctx.path === mcpPath || ctx.path.startsWith(mcpPath + '/'))) {
+      throw new AppError('NOT_FOUND', 'The MCP server is turned off on this server.');
+    }
+    await next();
+  };
+}
+
+/** `/api/mcp` (MCP Streamable HTTP, stateless) and the RFC 9728 metadata that points clients at it. */
+export function mcpRoutes({ config, keys, policy, upstream }: McpDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>({ sensitive: true, strict: true });
+  const mcpPath = `${config.apiPrefix}/mcp`;
+  const off = () => {
+    throw new AppError('NOT_FOUND', 'The MCP server is turned off on this server.');
+  };
+  if (!config.mcpServer.enabled) {
+    // Registered so that a key that still holds MCP access is answered here, never forwarded.
+    router.all(mcpPath, off).all(`${mcpPath}/{*rest}`, off);
+    return router;
+  }
+  const tools = prepareTools(config);
+
+  const metadata = (ctx: GatewayContext) => {
+    const base = publicBase(ctx, config.publicUrl);
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = {
+      resource: `${base}${mcpPath}`,
+      resource_name: 'keygate MCP server',
+      resource_documentation: `${base}/settings/developers`,
+      bearer_methods_supported: ['header'],
+    };
+  };
+  router.get(METADATA_PATH, metadata);
+  router.get(`${METADATA_PATH}${mcpPath}`, metadata);
+
+  router.post(mcpPath, async (ctx) => {
+    const caller = ctx.state.caller;
+    // The policy refuses sessions here; this is the second lock, in the OAuth form (problems in app.ts).
+    if (caller.kind !== 'key') throw new AppError('FORBIDDEN', 'The MCP server takes an API key with MCP access, not a session.');
+    const body = await parseBody(ctx, z.unknown());
+    const server = buildMcpServer({
+      caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix,
+      forwarded: { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol },
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    ctx.res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    ctx.respond = false;
+    try {
+      await transport.handleRequest(ctx.req, ctx.res, body);
+    } catch (err) {
+      // Nothing written yet: the problems middleware answers, and Koa must write it. Once the
+      // transport has answered, rethrowing only gets the error logged.
+      if (!ctx.res.headersSent) ctx.respond = true;
+      throw err;
+    }
+  });
+
+  // Stateless: there is no session to stream server notifications on or to end, as in the SDK's
+  // stateless example. The SDK client takes 405 on GET as "no stream offered".
+  const postOnly = () => {
+    throw new AppError('METHOD_NOT_ALLOWED', 'This MCP server is stateless: send JSON-RPC messages with POST.', {}, { Allow: 'POST' });
+  };
+  router.get(mcpPath, postOnly);
+  router.delete(mcpPath, postOnly);
+
+  // The endpoint is exactly `/api/mcp`; nothing beneath it is forwarded upstream.
+  router.all(`${mcpPath}/{*rest}`, () => {
+    throw new AppError('NOT_FOUND', 'No such route. The MCP endpoint is exactly ' + mcpPath + '.');
+  });
+  return router;
 }

@@ -1,0 +1,62 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { KeyService } from '../services/keys/service.ts';
+import type { UserRecord } from '../services/accounts.ts';
+import type { VerifiedKey } from '../services/keys/types.ts';
+import { mcpToolRefusal } from '../http/policy/middleware.ts';
+import { forwardTool, textResult, toolError, type ForwardContext, type ForwardedTool } from './forward.ts';
+
+// One McpServer per HTTP request (stateless Streamable HTTP): the caller is fixed for the whole
+// server, so every tool acts as the key's owner without reading anything from the MCP session.
+
+export const BUILT_IN_TOOLS = ['whoami', 'list_api_keys'] as const;
+
+export interface ServerContext extends ForwardContext {
+  caller: { kind: 'key'; user: UserRecord; key: VerifiedKey };
+  keys: KeyService;
+  tools: readonly ForwardedTool[];
+  version: string;
+}
+
+const json = (value: unknown) => JSON.stringify(value, null, 2);
+
+export function buildMcpServer(sx: ServerContext): McpServer {
+  const server = new McpServer(
+    { name: 'keygate', version: sx.version },
+    { instructions: 'You act as the owner of the API key, in their personal scope (never an organization). Refused or failed calls come back as tool errors with the HTTP status and the reason.' },
+  );
+  const { user, key } = sx.caller;
+
+  server.registerTool('whoami', {
+    title: 'Who am I',
+    description: 'The account this API key acts as, and the key itself (id, name, start, scopes, daily request quota).',
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  }, () => {
+    const me = {
+      user: { id: user.id, name: user.name, email: user.email },
+      key: { id: key.id, name: key.name, start: key.start, scopes: key.scopes, requestQuota: { limit: key.requestQuota, window: 'day' }, expiresAt: key.expiresAt?.toISOString() ?? null },
+    };
+    return textResult(json(me), me);
+  });
+
+  server.registerTool('list_api_keys', {
+    title: 'List API keys',
+    description: "The owner's API keys (metadata only, never a secret), newest first; revoked keys are left out.",
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  }, async () => {
+    // The same decision as GET /api/api-keys over REST: the matrix, not this adapter, says who may list.
+    const refused = mcpToolRefusal(sx.policy.current, sx.caller, 'GET', `${sx.apiPrefix}/api-keys`, sx.apiPrefix);
+    if (refused) return toolError(`${refused.status} ${refused.code}: ${refused.detail}`);
+    const list = { keys: await sx.keys.listKeys(user.id) };
+    return textResult(json(list), list);
+  });
+
+  for (const tool of sx.tools) {
+    const readOnly = tool.config.method === 'GET';
+    server.registerTool(tool.config.name, {
+      description: tool.config.description || `${tool.config.method} ${tool.config.path}`,
+      inputSchema: tool.schema,
+      annotations: { readOnlyHint: readOnly, destructiveHint: tool.config.method === 'DELETE', openWorldHint: false },
+    }, (input) => forwardTool(tool, input, sx));
+  }
+  return server;
+}
