@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { Client, signUp } from '../../support/http.ts';
+import { connectMcp, createKey, rpc, initializeMessage, textOf } from './support.ts';
+
+/** A port nothing listens on: bound once, then let go. */
+async function deadUrl(): Promise<string> {
+  const s = createServer();
+  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', () => ok()));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return `http://127.0.0.1:${port}`;
+}
+
+async function callAsAgent(gw: TestGateway, name: string, args: Record<string, unknown>) {
+  const { client } = await signUp(gw.url);
+  const { key } = await createKey(client);
+  const mcp = await connectMcp(gw.url, { 'x-api-key': key });
+  try {
+    return await mcp.callTool({ name, arguments: args });
+  } finally {
+    await mcp.close();
+  }
+}
+
+describe('MCP server: forwarded tools without a working upstream', () => {
+  describe('when no upstream is configured', () => {
+    let gw: TestGateway;
+    before(async () => {
+      gw = await startTestGateway({
+        config: { publicUrl: 'https://api.example.test', mcpServer: { tools: [{ name: 'list_projects', method: 'GET', path: '/api/projects' }] } },
+        counters: 'postgres',
+      });
+    });
+    after(async () => gw?.stop());
+
+    it('an allowed forwarded tool is a tool error with 404 NOT_FOUND saying no upstream is configured', async () => {
+      const res = await callAsAgent(gw, 'list_projects', {});
+      expect(res.isError).to.equal(true);
+      expect(textOf(res)).to.equal('404 NOT_FOUND: no upstream service is configured, so nothing answers GET /api/projects.');
+    });
+
+    it('with publicUrl set, the metadata and the 401 name the public address, not the Host', async () => {
+      const meta = await new Client(gw.url).get('/.well-known/oauth-protected-resource');
+      expect(meta.body.resource).to.equal('https://api.example.test/api/mcp');
+      const refused = await rpc(new Client(gw.url), initializeMessage);
+      expect(refused.status).to.equal(401);
+      expect(refused.headers['www-authenticate']).to.equal('Bearer error="invalid_token", resource_metadata="https://api.example.test/.well-known/oauth-protected-resource"');
+    });
+  });
+
+  describe('when the upstream does not answer', () => {
+    let gw: TestGateway;
+    before(async () => {
+      gw = await startTestGateway({
+        config: { upstream: { url: await deadUrl() }, mcpServer: { tools: [{ name: 'list_projects', method: 'GET', path: '/api/projects' }] } },
+        counters: 'postgres',
+      });
+    });
+    after(async () => gw?.stop());
+
+    it('the call is a tool error with 502 BAD_GATEWAY, not a transport failure', async () => {
+      const res = await callAsAgent(gw, 'list_projects', {});
+      expect(res.isError).to.equal(true);
+      expect(textOf(res)).to.match(/^502 BAD_GATEWAY: The upstream service did not answer/);
+    });
+  });
+});
