@@ -2,9 +2,9 @@
 // tool forwarder and the policy CLI alike, so none of them has its own idea of who may do what.
 import { readFile } from 'node:fs/promises';
 import { LRUCache } from 'lru-cache';
-import { buildEnforcer, type BuiltEnforcer, type RequestValues } from './enforcer.ts';
+import { buildEnforcer, PolicyModelError, type BuiltEnforcer, type RequestValues } from './enforcer.ts';
 import { KNOWN_PERMISSIONS, subjectAttributes } from './patterns.ts';
-import { describeProblems, parsePolicy, type ParsedPolicy, type PolicyRule } from './rules.ts';
+import { checkRules, describeProblems, parsePolicy, type PolicyProblem, type PolicyRule } from './rules.ts';
 
 export type SubjectKind = 'session' | 'key' | 'anonymous';
 
@@ -104,26 +104,39 @@ function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], optio
   };
 }
 
+function throwIfMalformed(problems: readonly PolicyProblem[], source: string): void {
+  // A half-loaded matrix would quietly allow what a refused line was meant to stop.
+  if (problems.length > 0) throw new PolicyLoadError(`the policy has malformed lines:\n${describeProblems(problems, source)}`);
+}
+
 /** Builds an engine from already-parsed lines (the database's rows, or a test's handful). */
-export async function createPolicyEngineFromRules(modelText: string, rules: readonly PolicyRule[], options: EngineOptions = {}): Promise<PolicyEngine> {
+export async function createPolicyEngineFromRules(
+  modelText: string,
+  rules: readonly PolicyRule[],
+  options: EngineOptions = {},
+  source = 'policy',
+): Promise<PolicyEngine> {
+  throwIfMalformed(checkRules(rules), source);
   return engineFrom(await buildEnforcer(modelText, rules), rules, options);
 }
 
-function rulesOrThrow(parsed: ParsedPolicy, source: string): PolicyRule[] {
-  if (parsed.problems.length > 0) {
-    // A half-loaded matrix would quietly allow what a refused line was meant to stop.
-    throw new PolicyLoadError(`the policy has malformed lines:\n${describeProblems(parsed.problems, source)}`);
-  }
-  return parsed.rules;
-}
-
 export async function createPolicyEngine(modelText: string, policyCsvText: string, options: EngineOptions = {}): Promise<PolicyEngine> {
-  return createPolicyEngineFromRules(modelText, rulesOrThrow(parsePolicy(policyCsvText), 'policy'), options);
+  const parsed = parsePolicy(policyCsvText);
+  throwIfMalformed(parsed.problems, 'policy');
+  return createPolicyEngineFromRules(modelText, parsed.rules, options);
 }
 
 export async function loadPolicyEngine(modelPath: string, policyPath: string, options: EngineOptions = {}): Promise<PolicyEngine> {
   const [modelText, policyText] = await Promise.all([readFile(modelPath, 'utf8'), readFile(policyPath, 'utf8')]);
-  return createPolicyEngineFromRules(modelText, rulesOrThrow(parsePolicy(policyText), policyPath), options);
+  const parsed = parsePolicy(policyText);
+  throwIfMalformed(parsed.problems, policyPath);
+  try {
+    return await createPolicyEngineFromRules(modelText, parsed.rules, options, policyPath);
+  } catch (e) {
+    if (e instanceof PolicyModelError) throw new PolicyModelError(`${modelPath}: ${e.message}`);
+    throw e;
+  }
 }
 
+export { PolicyModelError } from './enforcer.ts';
 export { formatRule, parsePolicy, parsePolicyRows, readPolicyFile, ruleToCsvRow, type PolicyRule, type PolicyProblem } from './rules.ts';

@@ -101,6 +101,11 @@ export function parsePolicyRows(rows: readonly (readonly string[])[]): ParsedPol
   return collect(rows.map((r, i) => ({ fields: [...r], line: i + 1 })));
 }
 
+/** Problems of rules built elsewhere (a test, the database), numbered by their own line. */
+export function checkRules(rules: readonly PolicyRule[]): PolicyProblem[] {
+  return collect(rules.map((r) => ({ fields: ruleToCsvRow(r), line: r.line }))).problems;
+}
+
 export async function readPolicyFile(path: string): Promise<ParsedPolicy> {
   return parsePolicy(await readFile(path, 'utf8'));
 }
