@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { CliError, display, listFiles, policiesDir, policyLoader, resolveAll, ruleRef, type CliIo, type LoadedPolicy } from './common.ts';
 import { junitXml, type JunitCase, type JunitSuite } from './junit.ts';
 import { routeFindings } from './route-coverage.ts';
-import { loadSuite, type TestCase } from './suite.ts';
+import { loadSuite, type Suite, type TestCase } from './suite.ts';
 
 function runCase(io: CliIo, loaded: LoadedPolicy, c: TestCase): string | null {
   const { engine, policyPath } = loaded;
@@ -59,7 +59,7 @@ export async function testCommand(args: string[], io: CliIo): Promise<number> {
 
   for (const file of files) {
     const shown = display(io, file);
-    let suite;
+    let suite: Suite;
     let loaded: LoadedPolicy;
     try {
       suite = await loadSuite(file, shown);
@@ -71,8 +71,9 @@ export async function testCommand(args: string[], io: CliIo): Promise<number> {
       failed += 1;
       continue;
     }
-    const cov = coverage.get(`${loaded.modelPath}\n${loaded.policyPath}`) ?? { loaded, exercised: new Set<string>() };
-    coverage.set(`${loaded.modelPath}\n${loaded.policyPath}`, cov);
+    const pair = `${loaded.modelPath}\n${loaded.policyPath}`;
+    const cov = coverage.get(pair) ?? { loaded, exercised: new Set<string>() };
+    coverage.set(pair, cov);
     const cases: JunitCase[] = [];
     for (const c of suite.cases) {
       const failure = runCase(io, loaded, c);

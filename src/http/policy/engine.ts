@@ -68,9 +68,8 @@ function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], optio
   // code change for the 403 to name its permission.
   const missingPermission = (subject: PolicySubject, method: string, path: string): string | null => {
     const held = new Set(subject.permissions);
-    for (const set of PERMISSION_SETS) {
-      const extra = set.filter((p) => !held.has(p));
-      if (extra.length !== set.length) continue;
+    for (const extra of PERMISSION_SETS) {
+      if (extra.some((p) => held.has(p))) continue;
       if (evaluate(requestOf({ ...subject, permissions: [...subject.permissions, ...extra] }, method, path)).allowed) return extra.join(',');
     }
     return null;

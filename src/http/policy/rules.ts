@@ -119,10 +119,6 @@ export function formatRule(rule: PolicyRule): string {
   return ruleToCsvRow(rule).join(', ');
 }
 
-export function formatPolicy(rules: readonly PolicyRule[]): string {
-  return rules.map((r) => formatRule(r) + '\n').join('');
-}
-
 export function describeProblems(problems: readonly PolicyProblem[], file: string): string {
   return problems.map((p) => `${file}:${p.line}: ${p.message}`).join('\n');
 }
