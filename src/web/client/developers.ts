@@ -70,7 +70,7 @@ function keysPage(keys: KeysPageConfig, api: Api): void {
       const { key: plaintext, ...created } = res.data;
       form.reset();
       show([created, ...current.filter((k) => k.id !== created.id)]);
-      reveal.show(created.name, plaintext);
+      reveal.show(created.id, created.name, plaintext);
     });
   });
 
@@ -86,6 +86,7 @@ function keysPage(keys: KeysPageConfig, api: Api): void {
     const res = await api.delete(`/api-keys/${encodeURIComponent(key.id)}`);
     if (res.ok) {
       show(current.filter((k) => k.id !== key.id));
+      reveal.forget(key.id);
       status.textContent = `The key “${key.name}” was revoked. Anything that used it can no longer sign in with it.`;
     } else {
       if (res.problem.status === 401) return signedOut();

@@ -13,6 +13,7 @@ export function createReveal() {
   const dismiss = byId('dismiss-key', HTMLButtonElement);
   const copyStatus = byId('copy-status', HTMLElement);
   let plaintext: string | null = null;
+  let shownId: string | null = null;
 
   function selectKey(): void {
     const range = document.createRange();
@@ -24,6 +25,7 @@ export function createReveal() {
 
   function wipe(): void {
     plaintext = null;
+    shownId = null;
     value.textContent = '';
     nameSlot.textContent = '';
     copyStatus.textContent = '';
@@ -52,13 +54,18 @@ export function createReveal() {
   addEventListener('pagehide', wipe);
 
   return {
-    show(name: string, key: string): void {
+    show(id: string, name: string, key: string): void {
       plaintext = key;
+      shownId = id;
       nameSlot.textContent = `“${name}”`;
       value.textContent = key;
       copyStatus.textContent = '';
       panel.hidden = false;
       heading.focus();
+    },
+    /** A revoked key is worth nothing: stop showing it as something to keep. */
+    forget(id: string): void {
+      if (shownId === id) wipe();
     },
   };
 }
