@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Router from '@koa/router';
+import type { Next } from 'koa';
 import { z } from 'zod';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { packageRoot, type Config } from '../config.ts';
@@ -17,6 +18,8 @@ import { publicBase } from './refusal.ts';
 export interface McpDeps { config: Config; keys: KeyService; policy: PolicyHolder; upstream: Upstream | null }
 
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+const turnedOff = () => new AppError('NOT_FOUND', 'The MCP server is turned off on this server.');
 
 const version = (JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -36,10 +39,8 @@ function prepareTools(config: Config): ForwardedTool[] {
  */
 export function mcpSwitch(config: Pick<Config, 'apiPrefix' | 'mcpServer'>) {
   const mcpPath = `${config.apiPrefix}/mcp`;
-  return async function mcpSwitchMiddleware(ctx: GatewayContext, next: () => Promise<unknown>) {
-    if (!config.mcpServer.enabled && (ctx.path === mcpPath || ctx.path.startsWith(mcpPath + '/'))) {
-      throw new AppError('NOT_FOUND', 'The MCP server is turned off on this server.');
-    }
+  return async function mcpSwitchMiddleware(ctx: GatewayContext, next: Next) {
+    if (!config.mcpServer.enabled && (ctx.path === mcpPath || ctx.path.startsWith(mcpPath + '/'))) throw turnedOff();
     await next();
   };
 }
@@ -48,10 +49,10 @@ export function mcpSwitch(config: Pick<Config, 'apiPrefix' | 'mcpServer'>) {
 export function mcpRoutes({ config, keys, policy, upstream }: McpDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const mcpPath = `${config.apiPrefix}/mcp`;
-  const off = () => {
-    throw new AppError('NOT_FOUND', 'The MCP server is turned off on this server.');
-  };
   if (!config.mcpServer.enabled) {
+    const off = () => {
+      throw turnedOff();
+    };
     // Registered so that a key that still holds MCP access is answered here, never forwarded.
     router.all(mcpPath, off).all(`${mcpPath}/{*rest}`, off);
     return router;
