@@ -40,17 +40,23 @@ export function webRoutes({ config }: WebDeps): Router<GatewayState> {
     ctx.body = layout({ ...page, script: bundle.urls[page.script], assets: bundle, config: pageCfg });
   };
 
+  // Where a visitor is sent depends on their cookie: no cache may keep the answer.
+  const redirect = (ctx: GatewayContext, to: string) => {
+    ctx.set(pageHeaders);
+    ctx.redirect(to);
+  };
+
   // The caller is already resolved by the pipeline, so the server can send a visitor to the right
   // page at once; the script still handles a session that ends while the page is open.
   router.get('/sign-in', async (ctx) => {
-    if (ctx.state.caller.kind === 'session') return ctx.redirect('/settings/developers');
+    if (ctx.state.caller.kind === 'session') return redirect(ctx, '/settings/developers');
     await sendPage(ctx, { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp) });
   });
 
   router.get('/settings/developers', async (ctx) => {
     const caller = ctx.state.caller;
     // A key is not a signed-in person: the page manages keys with a session only.
-    if (caller.kind !== 'session') return ctx.redirect('/sign-in');
+    if (caller.kind !== 'session') return redirect(ctx, '/sign-in');
     await sendPage(ctx, {
       title: 'Developers',
       script: 'developers',

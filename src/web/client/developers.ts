@@ -62,6 +62,7 @@ function keysPage(keys: KeysPageConfig, api: Api): void {
       const res = await api.post<ApiKeyView & { key: string }>('/api-keys', body);
       if (!res.ok) {
         const p = res.problem;
+        if (p.status === 401) return signedOut();
         const invalid = p.code === 'VALIDATION_FAILED' ? showFieldErrors(form, p.errors, { name: nameSentence }) : null;
         if (invalid) return invalid.focus();
         formError.textContent = createRefusal(p, keys);

@@ -25,8 +25,6 @@ export function createRefusal(p: Problem, keys: KeysPageConfig): string {
       return 'AI or MCP access was turned off on this server after this page was opened. Reload the page and create the key again.';
     case 'API_KEYS_DISABLED':
       return 'API keys were turned off on this server after this page was opened. Reload the page to see what changed.';
-    case 'UNAUTHENTICATED':
-      return 'Your session has ended. Sign in again, then create the key.';
     case 'NETWORK':
       return networkSentence;
     default:
@@ -38,8 +36,6 @@ export function revokeRefusal(p: Problem): string {
   switch (p.code) {
     case 'NOT_FOUND':
       return 'That key was already revoked or no longer exists. The list has been refreshed.';
-    case 'UNAUTHENTICATED':
-      return 'Your session has ended. Sign in again, then revoke the key.';
     case 'NETWORK':
       return networkSentence;
     default:

@@ -56,6 +56,20 @@ describe('web: Settings → Developers (Variant A, AI and MCP on)', function () 
     });
   });
 
+  describe('when the browser will not let the page copy', () => {
+    it('selects the key and says how to copy it by hand', async () => {
+      const { page } = t;
+      // As on plain http away from localhost, where navigator.clipboard does not exist. A string,
+      // because tsx would wrap a function's inner arrow in a helper the page does not have.
+      await page.addInitScript("Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined })");
+      await page.reload();
+      const key = await createKey(page, 'by hand');
+      await page.getByRole('button', { name: 'Copy key' }).click();
+      await page.locator('#copy-status').getByText('The key is selected: press Ctrl+C').waitFor();
+      expect(await page.evaluate(() => getSelection()?.toString())).to.equal(key);
+    });
+  });
+
   describe('when a key is created with MCP access', () => {
     it('is marked MCP in the list, and the API stored the MCP permission', async () => {
       const { page } = t;
@@ -120,6 +134,33 @@ describe('web: Settings → Developers (Variant A, AI and MCP on)', function () 
       await page.locator('#create-name-error').getByText('Give the key a name of 1 to 64 characters.').waitFor();
       expect(await name.getAttribute('aria-invalid')).to.equal('true');
       expect(await name.evaluate((n) => n === document.activeElement)).to.equal(true);
+    });
+  });
+
+  describe('when the revoke dialog is used with the keyboard', () => {
+    it('opens on Enter with focus on Cancel, and Escape closes it with focus back on the button', async () => {
+      const { page } = t;
+      await createKey(page, 'keyboard');
+      const trigger = keyItem(page, 'keyboard').getByRole('button', { name: 'Revoke key “keyboard”' });
+      await trigger.focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog').waitFor();
+      expect(await page.evaluate(() => document.activeElement?.textContent)).to.equal('Cancel');
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog').waitFor({ state: 'hidden' });
+      expect(await trigger.evaluate((b) => b === document.activeElement)).to.equal(true);
+      expect(await keyItem(page, 'keyboard').count()).to.equal(1);
+    });
+  });
+
+  describe('when the session ends while the page is open', () => {
+    it('a create sends the user to sign in again and creates nothing', async () => {
+      const { page } = t;
+      await gw.pool.query('DELETE FROM sessions');
+      await submitCreate(page, 'too late');
+      await page.waitForURL('**/sign-in');
+      const { rows } = await gw.pool.query("SELECT count(*)::int AS n FROM apikeys WHERE name = 'too late'");
+      expect(rows[0].n).to.equal(0);
     });
   });
 
