@@ -22,6 +22,7 @@ import { healthRoutes, type Probe } from './http/routes/health.ts';
 import { contentRoute } from './http/proxy/content.ts';
 import { forwardUpstream, type Upstream } from './http/proxy/upstream.ts';
 import { mcpRefusal, isMcpRefusal } from './mcp/refusal.ts';
+import { mcpSwitch } from './mcp/routes.ts';
 import type { Caller, GatewayState } from './http/state.ts';
 
 export interface AppDeps {
@@ -107,6 +108,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.use(problems);
   app.use(canonicalPath);
   app.use(apiKeysSwitch);
+  app.use(mcpSwitch(config));
   app.use(contentRoute(deps.upstream, config.contentApiKey));
   app.use(resolveCaller(resolvers));
   app.use(spendKeyQuota(deps.counters, deps.clock));

@@ -13,9 +13,11 @@ const subjectObject = z
     kind,
     permissions: z.array(z.string().regex(/^[a-z0-9_-]+$/, 'a permission name such as ai')).default([]),
     role: z.enum(['user', 'admin']).nullable().default(null),
+    /** `mcp`: the request an MCP tool makes on the caller's behalf. */
+    via: z.enum(['http', 'mcp']).default('http'),
   })
   .strict();
-const subjectHint = 'a subject is session, key, anonymous or { kind, permissions: [ai, mcp], role: user|admin }';
+const subjectHint = 'a subject is session, key, anonymous or { kind, permissions: [ai, mcp], role: user|admin, via: http|mcp }';
 const subject = z.union([kind, subjectObject], { error: subjectHint });
 const method = z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET');
 
@@ -90,7 +92,7 @@ function issueMessage(issue: z.core.$ZodIssue): { path: YamlPath; key?: string; 
   const where = issue.path.length > 0 ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : 'suite';
   if (issue.code === 'unrecognized_keys') {
     const fields = issue.path.includes('subject')
-      ? 'subject fields are kind, permissions, role'
+      ? 'subject fields are kind, permissions, role, via'
       : issue.path.length === 0
         ? 'suite fields are description, policy, variant, model, cases'
         : 'case fields are name, subject, method, path, expect, rule';
@@ -99,7 +101,8 @@ function issueMessage(issue: z.core.$ZodIssue): { path: YamlPath; key?: string; 
   return [{ path: issue.path, message: `${where}: ${issue.message}` }];
 }
 
-const toSubject = (s: z.infer<typeof subject>): PolicySubject => (typeof s === 'string' ? { kind: s, permissions: [], role: null } : s);
+const toSubject = (s: z.infer<typeof subject>): PolicySubject =>
+  typeof s === 'string' ? { kind: s, permissions: [], role: null } : { kind: s.kind, permissions: s.permissions, role: s.role, channel: s.via };
 
 export function parseSuite(text: string, file: string, shownAs = file): Suite {
   const counter = new LineCounter();

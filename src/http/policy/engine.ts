@@ -12,6 +12,8 @@ export interface PolicySubject {
   kind: SubjectKind;
   permissions: readonly string[];
   role: 'user' | 'admin' | null;
+  /** `mcp` when an MCP tool asks on the caller's behalf: the request then carries `via:mcp`. */
+  channel?: 'http' | 'mcp';
 }
 
 export interface Decision {
@@ -52,7 +54,8 @@ const PERMISSION_SETS: readonly (readonly string[])[] = (() => {
 })();
 
 function requestOf(subject: PolicySubject, method: string, path: string): RequestValues {
-  return [subject.kind, subjectAttributes(subject.permissions, subject.role), method, path];
+  const attrs = subjectAttributes(subject.permissions, subject.role);
+  return [subject.kind, subject.channel === 'mcp' ? `${attrs} via:mcp`.trim() : attrs, method, path];
 }
 
 function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], options: EngineOptions): PolicyEngine {

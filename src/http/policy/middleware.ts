@@ -38,7 +38,7 @@ function isCrossOriginWrite(ctx: GatewayContext, ownOrigin: string): boolean {
 }
 
 export function refusal(engine: PolicyEngine, caller: Caller, method: string, path: string, channel: 'http' | 'mcp' = 'http'): AppError | null {
-  const d = engine.decide(Object.assign(subjectOf(caller), { channel }), method, path);
+  const d = engine.decide({ ...subjectOf(caller), channel }, method, path);
   if (d.allowed) return null;
   if (caller.kind === 'anonymous') return new AppError('UNAUTHENTICATED', 'Sign in or send an API key in the x-api-key header.');
   if (caller.kind === 'key') {
@@ -56,7 +56,8 @@ export function enforcePolicy(holder: PolicyHolder, opts: { apiPrefix: string; p
     const caller = ctx.state.caller;
     const refused = refusal(holder.current, caller, ctx.method, policyPath(ctx.path, opts.apiPrefix));
     if (refused) throw refused;
-    if (caller.kind === 'session' && isCrossOriginWrite(ctx, fixedOrigin ?? ctx.origin)) {
+    // Not ctx.origin: in Koa 3 that is the request's own Origin header, which would always match.
+    if (caller.kind === 'session' && isCrossOriginWrite(ctx, fixedOrigin ?? `${ctx.protocol}://${ctx.host}`)) {
       throw new AppError('FORBIDDEN', 'Cross-site requests cannot change anything with a session cookie. Send the request from this site.');
     }
     await next();

@@ -77,11 +77,12 @@ export interface ConditionTerm {
   negated: boolean;
 }
 
-const TERM = /^(!?)((?:perm|role):[a-z0-9_-]+)$/;
+const TERM = /^(!?)((?:perm|role|via):[a-z0-9_-]+)$/;
 
 /**
  * A condition is `*` (always) or space-separated terms that must all hold: `perm:ai` (the key has
- * the ai permission), `!perm:mcp` (it lacks mcp), `role:admin`, `!role:admin`.
+ * the ai permission), `!perm:mcp` (it lacks mcp), `role:admin`, `!role:admin`, `via:mcp` (an MCP
+ * tool is asking on the caller's behalf).
  */
 export function parseCondition(condition: string): ConditionTerm[] {
   if (condition === '*') return [];
@@ -102,7 +103,7 @@ export function termsHold(terms: readonly ConditionTerm[], attrs: string): boole
 
 /** Condition terms naming a permission or role the gateway never hands out. */
 export function unknownAttributes(terms: readonly ConditionTerm[]): string[] {
-  const known = new Set<string>([...KNOWN_PERMISSIONS.map((p) => `perm:${p}`), ...KNOWN_ROLES.map((r) => `role:${r}`)]);
+  const known = new Set<string>([...KNOWN_PERMISSIONS.map((p) => `perm:${p}`), ...KNOWN_ROLES.map((r) => `role:${r}`), 'via:mcp']);
   return terms.filter((t) => !known.has(t.attribute)).map((t) => t.attribute);
 }
 

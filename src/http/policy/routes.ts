@@ -38,6 +38,7 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   route('POST', '/api/admin/users/:id/ban'),
   route('POST', '/api/admin/users/:id/unban'),
   route('ALL', '/api/mcp'),
+  route('ALL', '/api/mcp/*'),
   route('GET', '/.well-known/*'),
   route('GET', '/healthz'),
   route('GET', '/readyz'),
