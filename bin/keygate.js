@@ -4,4 +4,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+// Exit explicitly: open handles (a pool, a loader worker) must not keep a finished command alive,
+// and the loader otherwise loses the exit code.
+process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));

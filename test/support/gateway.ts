@@ -6,11 +6,15 @@ import type { Clock } from '../../src/services/clock.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { REDIS_URL } from './redis.ts';
 
-/** A clock a test can move: `clock.set('2026-01-01T23:59:00Z')`. */
+/** Real time shifted by an offset a test can move: `clock.set('2026-01-01T23:59:00Z')`. */
 export interface TestClock { now: Clock; set(iso: string | Date): void; advance(ms: number): void }
-export function testClock(start: string | Date = new Date()): TestClock {
-  let t = new Date(start).getTime();
-  return { now: () => new Date(t), set: (iso) => void (t = new Date(iso).getTime()), advance: (ms) => void (t += ms) };
+export function testClock(start?: string | Date): TestClock {
+  let offset = start === undefined ? 0 : new Date(start).getTime() - Date.now();
+  return {
+    now: () => new Date(Date.now() + offset),
+    set: (iso) => void (offset = new Date(iso).getTime() - Date.now()),
+    advance: (ms) => void (offset += ms),
+  };
 }
 
 export interface TestGatewayOptions {
