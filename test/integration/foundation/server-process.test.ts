@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, existsSync } from 'node:fs';
+import { chmodSync, mkdtempSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { packageRoot } from '../../../src/config.ts';
@@ -28,10 +28,13 @@ describe('the real server process (npm start path)', function () {
 
   it('with DATABASE_URL unset, starts an embedded PostgreSQL under .keygate/postgres, serves /healthz, and stops cleanly', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'kg-start-'));
+    // The embedded server runs as the unprivileged postgres user, who must be able to enter it.
+    chmodSync(cwd, 0o755);
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
     const child = spawn(process.execPath, [resolve(packageRoot, 'bin/keygate.js'), 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
     try {
       const url = await waitForLine(child, /listening on (http:\/\/\S+)\n/, 90_000);
       const res = await fetch(`${url}/healthz`);
@@ -40,10 +43,9 @@ describe('the real server process (npm start path)', function () {
       expect((await fetch(`${url}/readyz`)).status).to.equal(200);
       expect(existsSync(join(cwd, '.keygate/postgres/PG_VERSION'))).to.equal(true);
     } finally {
-      const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
       child.kill('SIGTERM');
-      expect(await exited).to.equal(0);
     }
+    expect(await exited).to.equal(0);
   });
 
   it('an invalid configuration stops the start with exit 1 and one line naming the field', async () => {
