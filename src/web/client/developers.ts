@@ -1,6 +1,6 @@
 import type { ApiKeyView } from '../../services/keys/types.ts';
 import type { KeysPageConfig } from '../page-config.ts';
-import { createApi, type Api } from './api.ts';
+import { createApi } from './api.ts';
 import { byId, maybeById, readConfig, whileBusy } from './dom.ts';
 import { checked, clearErrors, showFieldErrors, textOf } from './forms.ts';
 import { renderKeys } from './key-list.ts';
@@ -21,7 +21,7 @@ function wireSignOut(): void {
   });
 }
 
-function keysPage(keys: KeysPageConfig, api: Api): void {
+function keysPage(keys: KeysPageConfig): void {
   const status = byId('page-status', HTMLElement);
   const list = byId('keys-list', HTMLUListElement);
   const listMessage = byId('keys-message', HTMLElement);
@@ -105,4 +105,4 @@ function keysPage(keys: KeysPageConfig, api: Api): void {
 }
 
 wireSignOut();
-if (config.keys && maybeById('create-form', HTMLFormElement)) keysPage(config.keys, api);
+if (config.keys && maybeById('create-form', HTMLFormElement)) keysPage(config.keys);
