@@ -52,7 +52,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const logger = opts.logger ?? createLogger(config.logLevel);
   const { pool, url: databaseUrl, embedded } = await openDatabase(config, opts.embeddedDataDir);
   const redis = config.redisUrl ? createRedisConnection(config.redisUrl) : null;
-  const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(pool);
+  // PostgreSQL counters get a pool of their own: a create holds a main-pool connection and its
+  // owner's row lock while it counts, so counting from the same pool could wait on itself.
+  const counterPool = redis ? null : createPool(databaseUrl, 5);
+  const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!);
 
   const boot = await bootstrapPolicy(pool, config.policy.model, config.policy.file);
   if (boot.seeded) logger.info({ file: config.policy.file }, 'policy store was empty: applied the policy file');
@@ -102,6 +105,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       await new Promise<void>((ok) => server.close(() => ok()));
       await upstream?.close();
       await counters.close();
+      await counterPool?.end();
       await pool.end();
       await embedded?.stop();
     },

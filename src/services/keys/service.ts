@@ -119,17 +119,18 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged }
       const plaintext = generateKey(cfg.prefix);
       try {
         const row = await withTransaction(pool, async (tx) => {
+          // The owner's row lock serializes creates per user across every gateway instance, so
+          // both limits are checked and spent exactly, also under parallel creates.
           if (!(await keys.lockOwner(tx, actor.userId))) throw notFound('user');
           if (cfg.variant === 'A' && (await keys.countLiveKeys(tx, actor.userId)) >= cfg.maxKeysPerUser) {
             throw new AppError('API_KEY_LIMIT', `You already hold ${cfg.maxKeysPerUser} keys, the most allowed. Revoke one you no longer use, then create the new one.`);
           }
           if (cfg.variant === 'A') {
-            // Counted before the insert and while the owner is locked; revoked keys stay counted.
+            // Revoked keys stay counted: revoke-and-recreate cannot mint fresh quotas.
             const creates = await counters.increment(createsCounter(actor.userId), day, DAY_SECONDS + 3600);
             counted = true;
             if (creates > cfg.maxCreatesPerDay) {
-              const retry = secondsUntilNextUtcDay(now);
-              throw new AppError('API_KEY_DAILY_LIMIT', `You have created ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`, {}, { 'Retry-After': String(retry) });
+              throw new AppError('API_KEY_DAILY_LIMIT', `You have created ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`, {}, { 'Retry-After': String(secondsUntilNextUtcDay(now)) });
             }
           }
           const owner = await users.findUserById(tx, actor.userId);
@@ -144,7 +145,8 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged }
         });
         return { key: keyView(row, now), plaintext };
       } catch (e) {
-        // A create that counted but did not commit gives its count back; a refusal over the limit keeps it.
+        // A create that counted but did not commit gives its count back; one refused for the daily
+        // limit keeps it (it is over the limit either way).
         if (counted && !(e instanceof AppError && e.code === 'API_KEY_DAILY_LIMIT')) {
           await counters.decrement(createsCounter(actor.userId), day).catch(() => {});
         }
