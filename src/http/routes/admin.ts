@@ -1,10 +1,9 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { AccountService } from '../../services/accounts.ts';
-import { AppError } from '../../services/errors.ts';
 import type { KeyService } from '../../services/keys/service.ts';
 import type { Pool } from '../../store/db.ts';
-import { listAuditEntries } from '../../store/audit.ts';
+import { listAuditLog } from '../../services/audit.ts';
 import { parseParams, parseQuery } from '../body.ts';
 import type { GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
@@ -36,15 +35,7 @@ export function adminRoutes({ keys, accounts, pool }: AdminRoutesDeps): Router<G
 
   router.get('/admin/audit-log', async (ctx) => {
     const { limit, cursor } = parseQuery(ctx, pageQuery);
-    if (cursor !== undefined && !/^[1-9][0-9]{0,18}$/.test(cursor)) {
-      throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', { errors: [{ path: 'cursor', message: 'unreadable cursor' }] });
-    }
-    const rows = await listAuditEntries(pool, limit + 1, cursor ?? null);
-    const page = rows.slice(0, limit);
-    ctx.body = {
-      entries: page.map((r) => ({ id: r.id, type: r.type, actorUserId: r.actor_user_id, ownerUserId: r.owner_user_id, keyId: r.key_id, at: r.at.toISOString(), ip: r.ip, userAgent: r.user_agent })),
-      nextCursor: rows.length > limit ? page[page.length - 1]!.id : null,
-    };
+    ctx.body = await listAuditLog(pool, { limit, cursor: cursor ?? null });
   });
 
   router.post('/admin/users/:id/ban', async (ctx) => {

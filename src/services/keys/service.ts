@@ -62,7 +62,9 @@ const encodeCursor = (row: { created_cursor: string; id: string }) => Buffer.fro
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
   const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  if (!createdAt || !id || !uuid.test(id) || Number.isNaN(Date.parse(createdAt.replace(' ', 'T')))) {
+  // created_at as PostgreSQL prints a timestamptz (ISO style), microseconds kept.
+  const timestamp = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
+  if (!createdAt || !id || !uuid.test(id) || !timestamp.test(createdAt)) {
     throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', { errors: [{ path: 'cursor', message: 'unreadable cursor' }] });
   }
   return { createdAt, id };
