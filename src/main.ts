@@ -38,11 +38,11 @@ export interface Gateway {
 }
 
 /** Opens the database: DATABASE_URL, or the embedded PostgreSQL kept under .keygate/postgres/. */
-export async function openDatabase(config: Config, dataDir = resolve('.keygate/postgres')): Promise<{ pool: Pool; url: string; embedded: EmbeddedDatabase | null }> {
+export async function openDatabase(config: Config, dataDir = resolve('.keygate/postgres'), runMigrations = true): Promise<{ pool: Pool; url: string; embedded: EmbeddedDatabase | null }> {
   const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(dataDir);
   const url = config.databaseUrl ?? embedded!.url;
   const pool = createPool(url);
-  await migrate(pool, migrationsDir);
+  if (runMigrations) await migrate(pool, migrationsDir);
   return { pool, url, embedded };
 }
 

@@ -38,8 +38,8 @@ export function required(f: Map<string, string | true>, name: string): string {
   return v;
 }
 
-async function withDatabase<T>(config: Config, fn: (pool: Awaited<ReturnType<typeof openDatabase>>['pool']) => Promise<T>): Promise<T> {
-  const { pool, embedded } = await openDatabase(config);
+async function withDatabase<T>(config: Config, fn: (pool: Awaited<ReturnType<typeof openDatabase>>['pool']) => Promise<T>, runMigrations = true): Promise<T> {
+  const { pool, embedded } = await openDatabase(config, undefined, runMigrations);
   try {
     return await fn(pool);
   } finally {
@@ -75,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
           const { applied } = await migrate(pool, migrationsDir);
           io.stdout(applied.length ? `applied ${applied.join(', ')}` : 'nothing to apply');
           return 0;
-        });
+        }, false);
       case 'user':
         return await withDatabase(config, (pool) => runUserCommand(pool, config, rest, io));
       case 'org':

@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { packageRoot } from '../../../src/config.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+
+const run = promisify(execFile);
+
+describe('npx keygate (the CLI)', function () {
+  this.timeout(60_000);
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  const keygate = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [resolve(packageRoot, 'bin/keygate.js'), ...args], {
+        env: { ...process.env, DATABASE_URL: db.url, KEYGATE_CONFIG: resolve(packageRoot, 'test/fixtures/cli.yaml') },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (e) {
+      const err = e as { code: number; stdout: string; stderr: string };
+      return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+    }
+  };
+  before(async () => {
+    db = await createTestDatabase('cli');
+    pool = new pg.Pool({ connectionString: db.url });
+  });
+  after(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  it('migrate applies the migrations, then has nothing to apply', async () => {
+    const first = await keygate('migrate');
+    expect(first.code).to.equal(0);
+    expect(first.stdout).to.match(/applied 001_accounts\.sql/);
+    expect((await keygate('migrate')).stdout).to.match(/nothing to apply/);
+  });
+
+  it('user create --admin makes an admin whose password is hashed', async () => {
+    const res = await keygate('user', 'create', '--email', 'Root@Example.test', '--password', 'a long password', '--admin', '--plan', 'pro');
+    expect(res.code, res.stderr).to.equal(0);
+    const { rows } = await pool.query("SELECT role, plan, password_hash FROM users WHERE email = 'Root@Example.test'");
+    expect(rows[0]).to.include({ role: 'admin', plan: 'pro' });
+    expect(rows[0].password_hash).to.match(/^scrypt\$/).and.not.include('a long password');
+  });
+
+  it('user create refuses a taken e-mail, a short password and an unknown plan with exit 1 and one line', async () => {
+    for (const args of [
+      ['--email', 'root@example.test', '--password', 'a long password'],
+      ['--email', 'new@example.test', '--password', 'short'],
+      ['--email', 'new@example.test', '--password', 'a long password', '--plan', 'gold'],
+      ['--password', 'a long password'],
+    ]) {
+      const res = await keygate('user', 'create', ...args);
+      expect(res.code, args.join(' ')).to.equal(1);
+      expect(res.stderr.trim().split('\n'), res.stderr).to.have.length(1);
+    }
+  });
+
+  it('user set-role, set-plan, ban and unban change the user', async () => {
+    expect((await keygate('user', 'set-role', '--email', 'root@example.test', '--role', 'user')).code).to.equal(0);
+    expect((await keygate('user', 'set-plan', '--email', 'root@example.test', '--plan', 'free')).code).to.equal(0);
+    expect((await keygate('user', 'ban', '--email', 'root@example.test')).code).to.equal(0);
+    let { rows } = await pool.query("SELECT role, plan, banned FROM users WHERE lower(email) = 'root@example.test'");
+    expect(rows[0]).to.deep.equal({ role: 'user', plan: 'free', banned: true });
+    expect((await keygate('user', 'unban', '--email', 'root@example.test')).code).to.equal(0);
+    ({ rows } = await pool.query("SELECT banned FROM users WHERE lower(email) = 'root@example.test'"));
+    expect(rows[0].banned).to.equal(false);
+    const missing = await keygate('user', 'ban', '--email', 'nobody@example.test');
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.match(/no user with e-mail nobody@example\.test/);
+    expect((await keygate('user', 'set-role', '--email', 'root@example.test', '--role', 'root')).code).to.equal(1);
+  });
+
+  it('org set-plan sets an organization\'s plan', async () => {
+    await pool.query("INSERT INTO organizations (name, slug) VALUES ('Acme', 'acme')");
+    expect((await keygate('org', 'set-plan', '--slug', 'acme', '--plan', 'pro')).code).to.equal(0);
+    const { rows } = await pool.query("SELECT plan FROM organizations WHERE slug = 'acme'");
+    expect(rows[0].plan).to.equal('pro');
+    expect((await keygate('org', 'set-plan', '--slug', 'nope', '--plan', 'pro')).code).to.equal(1);
+  });
+
+  it('an unknown command exits 1', async () => {
+    const res = await keygate('frobnicate');
+    expect(res.code).to.equal(1);
+    expect(res.stderr).to.match(/unknown command "frobnicate"/);
+  });
+});
