@@ -1,0 +1,87 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ChildMessage, MemoryStats, ParentMessage, ServerKind, ServerOptions } from './protocol.ts';
+
+const SERVER_ENTRY = fileURLToPath(new URL('./server.ts', import.meta.url));
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  pid: number;
+  memory(): Promise<MemoryStats>;
+  /** Asks the server to close, then kills it if it has not exited in time. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+function waitForMessage<T extends ChildMessage['type']>(child: ChildProcess, type: T, timeoutMs: number, what: string): Promise<Extract<ChildMessage, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const onMessage = (m: ChildMessage) => {
+      if (m.type === 'failed') {
+        done();
+        reject(new Error(`${what} failed: ${m.message}`));
+      } else if (m.type === type) {
+        done();
+        resolve(m as Extract<ChildMessage, { type: T }>);
+      }
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      done();
+      reject(new Error(`${what} exited (${signal ?? code}) before answering`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`${what} did not answer '${type}' within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** Forks server.ts under tsx and waits until it listens. */
+export async function startServer(name: string, kind: ServerKind, opts: ServerOptions = {}): Promise<ServerProcess> {
+  const child = fork(SERVER_ENTRY, [kind, JSON.stringify(opts)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const post = (m: ParentMessage) => {
+    if (child.connected) child.send(m);
+  };
+  let stopped: Promise<void> | null = null;
+  const stop = () =>
+    (stopped ??= new Promise<void>((resolve) => {
+      if (exited(child)) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      post({ type: 'stop' });
+    }));
+  try {
+    const ready = await waitForMessage(child, 'ready', START_TIMEOUT_MS, `server ${name}`);
+    return {
+      name,
+      url: ready.url,
+      pid: ready.pid,
+      stop,
+      async memory() {
+        const reply = waitForMessage(child, 'stats', 5000, `server ${name}`);
+        post({ type: 'stats' });
+        const { type: _type, ...stats } = await reply;
+        return stats;
+      },
+    };
+  } catch (e) {
+    if (!exited(child)) child.kill('SIGKILL');
+    throw e;
+  }
+}

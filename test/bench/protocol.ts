@@ -1,0 +1,29 @@
+// The messages between the bench (parent) and its server processes (server.ts).
+
+/** What the bare server (a) answers on GET /api/projects, and so what (c) and (d) relay. */
+export const PROJECTS = { projects: [{ id: 'p_1', name: 'Alpha' }, { id: 'p_2', name: 'Beta' }] };
+
+export type ServerKind = 'bare' | 'keygate' | 'proxy';
+
+export interface ServerOptions {
+  /** keygate: its database; the others ignore it. */
+  databaseUrl?: string;
+  redisUrl?: string;
+  /** keygate and the plain proxy: where to forward. */
+  upstream?: string;
+}
+
+export interface MemoryStats {
+  rssNow: number;
+  /** Largest RSS seen by sampling every 50 ms. */
+  rssSampledPeak: number;
+  /** The kernel's peak RSS (VmHWM), exact; null off Linux. */
+  vmHwm: number | null;
+}
+
+export type ChildMessage =
+  | { type: 'ready'; url: string; pid: number }
+  | { type: 'failed'; message: string }
+  | ({ type: 'stats' } & MemoryStats);
+
+export type ParentMessage = { type: 'stats' } | { type: 'stop' };

@@ -1,0 +1,195 @@
+// npm run bench [-- --quick] [--rounds N] [--seconds S] [--warmup S] [--connections C] [--strict]
+//
+// Measures keygate against the ceilings it cannot beat, on this machine, against real PostgreSQL
+// (DATABASE_URL) and Redis (REDIS_URL): (a) bare Koa, (b) keygate answering a key request itself,
+// (c) keygate forwarding a key request to (a), (d) a plain proxy forwarding to (a). Then a policy
+// decision, and a key lookup among a million stored keys. See docs/performance.md.
+import { cpus, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Client, signUp } from '../support/http.ts';
+import { startServer, type ServerProcess } from './children.ts';
+import { checkServices, createBenchDatabase, deleteRedisCounters } from './database.ts';
+import { load, type LoadResult, type LoadTarget } from './load.ts';
+import { benchLookup, type LookupBenchResult } from './lookup.ts';
+import { benchPolicy } from './policy.ts';
+import { PROJECTS, type ServerKind, type ServerOptions } from './protocol.ts';
+import {
+  atLeast, atMost, below, httpTable, lookupTable, median, msUnit, policyLine, ratio, times, usUnit, verdictTable,
+  type TargetFigures, type Verdict,
+} from './report.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
+    strict: { type: 'boolean', default: false },
+  },
+});
+const positive = (name: string, v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got ${v}`);
+  return n;
+};
+const ROUNDS = positive('rounds', args.rounds);
+const SECONDS = positive('seconds', args.seconds);
+const WARMUP = positive('warmup', args.warmup);
+const CONNECTIONS = positive('connections', args.connections);
+const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+const log = (line: string) => console.log(line);
+
+// Everything started is stopped, and the database dropped, whatever happens: last in, first out.
+const cleanups: { what: string; fn: () => Promise<unknown> }[] = [];
+let cleaning: Promise<void> | null = null;
+function cleanUp(): Promise<void> {
+  return (cleaning ??= (async () => {
+    while (cleanups.length) {
+      const { what, fn } = cleanups.pop()!;
+      try {
+        await fn();
+      } catch (e) {
+        console.error(`cleanup: ${what} failed: ${(e as Error).message}`);
+      }
+    }
+  })());
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping the servers and dropping the database`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+async function server(name: string, kind: ServerKind, opts?: ServerOptions): Promise<ServerProcess> {
+  const s = await startServer(name, kind, opts);
+  cleanups.push({ what: `stopping ${name}`, fn: () => s.stop() });
+  return s;
+}
+
+async function expectOk(target: LoadTarget, check: (body: unknown) => boolean): Promise<void> {
+  const url = new URL(target.url);
+  const res = await new Client(url.origin, target.headers).get<unknown>(url.pathname);
+  if (res.status !== 200 || !check(res.body)) throw new Error(`${target.name}: expected 200 with the right body, got ${res.status} ${res.text.slice(0, 300)}`);
+}
+
+interface Target extends LoadTarget { id: TargetFigures['id']; label: string; server: ServerProcess }
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  log(`keygate bench: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+  log(`PostgreSQL ${new URL(DATABASE_URL).host}, Redis ${new URL(REDIS_URL).host}; ${ROUNDS} rounds × 4 targets × ${SECONDS} s at ${CONNECTIONS} connections after ${WARMUP} s warm-up each${args.quick ? '; --quick: no million-key lookup' : ''}\n`);
+  await checkServices(DATABASE_URL, REDIS_URL);
+
+  log('Policy decision (loadPolicyEngine, variant A)');
+  const policy = await benchPolicy();
+  log(`  ${policyLine(policy)}\n`);
+
+  const db = await createBenchDatabase(DATABASE_URL);
+  cleanups.push({ what: `dropping database ${db.name}`, fn: () => db.drop() });
+  log(`HTTP: database ${db.name}; starting the four servers`);
+
+  const bare = await server('(a) bare Koa', 'bare');
+  // One after the other: both run the migrations at start.
+  const gateway = await server('(b) keygate', 'keygate', { databaseUrl: db.url, redisUrl: REDIS_URL });
+  const forwarding = await server('(c) keygate → (a)', 'keygate', { databaseUrl: db.url, redisUrl: REDIS_URL, upstream: bare.url });
+  const proxy = await server('(d) plain proxy → (a)', 'proxy', { upstream: bare.url });
+
+  const { client, user } = await signUp(gateway.url, { email: 'bench@example.test', name: 'Bench' });
+  const created = await client.post<{ id: string; key: string; requestQuota: { limit: number } }>('/api/api-keys', { name: 'bench' });
+  if (created.status !== 201) throw new Error(`creating the bench key failed: ${created.status} ${created.text}`);
+  cleanups.push({ what: 'deleting the Redis counters', fn: () => deleteRedisCounters(REDIS_URL, [user.id, created.body.id]) });
+  const keyHeader = { 'x-api-key': created.body.key };
+  log(`  user ${user.id}, key ${created.body.id} with a quota of ${created.body.requestQuota.limit.toLocaleString('en')} a day`);
+
+  const targets: Target[] = [
+    { id: 'a', label: 'bare Koa 3, GET /api/projects', server: bare, name: 'a', url: `${bare.url}/api/projects` },
+    { id: 'b', label: 'keygate, key GET /api/auth/get-session', server: gateway, name: 'b', url: `${gateway.url}/api/auth/get-session`, headers: keyHeader },
+    { id: 'c', label: 'keygate → (a), key GET /api/projects', server: forwarding, name: 'c', url: `${forwarding.url}/api/projects`, headers: keyHeader },
+    { id: 'd', label: 'plain Koa proxy → (a), GET /api/projects', server: proxy, name: 'd', url: `${proxy.url}/api/projects` },
+  ];
+  const sameProjects = (b: unknown) => JSON.stringify(b) === JSON.stringify(PROJECTS);
+  await expectOk(targets[0]!, sameProjects);
+  await expectOk(targets[1]!, (b) => (b as { session?: { kind?: string } }).session?.kind === 'key');
+  await expectOk(targets[2]!, sameProjects);
+  await expectOk(targets[3]!, sameProjects);
+
+  const load_ = { connections: CONNECTIONS };
+  log(`  warm-up, ${WARMUP} s each`);
+  for (const t of targets) await load(t, { ...load_, seconds: WARMUP });
+
+  const results = new Map<Target['id'], LoadResult[]>(targets.map((t) => [t.id, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    // Each round starts with another target, so a slow drift of the machine lands on all of them.
+    const order = targets.map((_, i) => targets[(i + r) % targets.length]!);
+    const parts: string[] = [];
+    for (const t of order) {
+      const res = await load(t, { ...load_, seconds: SECONDS });
+      results.get(t.id)!.push(res);
+      parts.push(`(${t.id}) ${Math.round(res.requestsPerSecond).toLocaleString('en')}/s p99 ${res.p99.toFixed(1)} ms`);
+    }
+    log(`  round ${r + 1}: ${parts.join(', ')}`);
+  }
+
+  const figures: TargetFigures[] = [];
+  for (const t of targets) {
+    const rs = results.get(t.id)!;
+    figures.push({
+      id: t.id, label: t.label,
+      requestsPerSecond: median(rs.map((x) => x.requestsPerSecond)),
+      p50: median(rs.map((x) => x.p50)),
+      p99: median(rs.map((x) => x.p99)),
+      rounds: rs.map((x) => x.requestsPerSecond),
+      memory: await t.server.memory(),
+    });
+  }
+  // The servers stop before the lookups: they would otherwise share the cores with PostgreSQL.
+  for (const s of [proxy, forwarding, gateway, bare]) await s.stop();
+
+  let lookup: LookupBenchResult | null = null;
+  if (!args.quick) {
+    log('\nKey lookup (findKeyByHash) with few and with a million stored keys');
+    lookup = await benchLookup(db.url, { log });
+  }
+
+  const fig = (id: TargetFigures['id']) => figures.find((f) => f.id === id)!;
+  const verdicts: Verdict[] = [
+    atLeast('(b) / (a) requests/s', fig('b').requestsPerSecond / fig('a').requestsPerSecond, 0.5, ratio),
+    atLeast('(c) / (d) requests/s', fig('c').requestsPerSecond / fig('d').requestsPerSecond, 0.7, ratio),
+    below(`(b) p99 at ${CONNECTIONS} connections`, fig('b').p99, 10, msUnit),
+    below(`(c) p99 at ${CONNECTIONS} connections`, fig('c').p99, 10, msUnit),
+    below('policy decide, amortized', policy.amortizedMicros, 5, usUnit),
+  ];
+  if (lookup) {
+    verdicts.push(
+      atMost(`lookup p50, hits, ${lookup.large.rows.toLocaleString('en')} / ${lookup.small.rows.toLocaleString('en')} keys`, lookup.large.hits.p50 / lookup.small.hits.p50, 1.5, times),
+      atMost(`lookup p50, misses, ${lookup.large.rows.toLocaleString('en')} / ${lookup.small.rows.toLocaleString('en')} keys`, lookup.large.misses.p50 / lookup.small.misses.p50, 1.5, times),
+    );
+  }
+
+  log(`\n${httpTable(figures)}\n`);
+  log(`Gateway peak RSS (VmHWM, start included): (b) ${Math.round((fig('b').memory?.vmHwm ?? fig('b').memory?.rssSampledPeak ?? 0) / 2 ** 20)} MB, (c) ${Math.round((fig('c').memory?.vmHwm ?? fig('c').memory?.rssSampledPeak ?? 0) / 2 ** 20)} MB`);
+  log(`Policy: ${policyLine(policy)}`);
+  if (lookup) {
+    log(`\n${lookupTable(lookup)}\n`);
+    log(`Plan on ${lookup.large.rows.toLocaleString('en')} keys: ${lookup.plan}; inserting them took ${lookup.insertSeconds.toFixed(1)} s. ` +
+      `p99 ratio: hits ${times(lookup.large.hits.p99 / lookup.small.hits.p99)}, misses ${times(lookup.large.misses.p99 / lookup.small.misses.p99)}`);
+  }
+  log(`\n${verdictTable(verdicts)}\n`);
+  const missed = verdicts.filter((v) => !v.met).length;
+  log(`${verdicts.length - missed} of ${verdicts.length} targets met; ${Math.round((Date.now() - started) / 1000)} s in all.`);
+  return args.strict && missed ? 1 : 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (e) {
+  console.error(`bench failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+} finally {
+  await cleanUp();
+}
+process.exit(code);
