@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { ChildMessage, MemoryStats, ParentMessage, ServerKind, ServerOptions } from './protocol.ts';
+import type { ChildMessage, ServerStats, ParentMessage, ServerKind, ServerOptions } from './protocol.ts';
 
 const SERVER_ENTRY = fileURLToPath(new URL('./server.ts', import.meta.url));
 const START_TIMEOUT_MS = 60_000;
@@ -10,7 +10,7 @@ export interface ServerProcess {
   name: string;
   url: string;
   pid: number;
-  memory(): Promise<MemoryStats>;
+  stats(): Promise<ServerStats>;
   /** Asks the server to close, then kills it if it has not exited in time. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -73,7 +73,7 @@ export async function startServer(name: string, kind: ServerKind, opts: ServerOp
       url: ready.url,
       pid: ready.pid,
       stop,
-      async memory() {
+      async stats() {
         const reply = waitForMessage(child, 'stats', 5000, `server ${name}`);
         post({ type: 'stats' });
         const { type: _type, ...stats } = await reply;

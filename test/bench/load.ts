@@ -54,3 +54,20 @@ export function load(target: LoadTarget, opts: LoadOptions): Promise<LoadResult>
     });
   });
 }
+
+/**
+ * Sends `count` requests and hangs up on each before its answer is through, as impatient clients
+ * and load balancers do. Resolves once all are gone; the server's own stats say how it coped.
+ */
+export async function hangUps(target: LoadTarget, count: number): Promise<void> {
+  const { request } = await import('node:http');
+  for (let i = 0; i < count; i++) {
+    await new Promise<void>((done) => {
+      const req = request(target.url, { headers: target.headers }, (res) => res.destroy());
+      req.on('error', () => done());
+      req.on('close', () => done());
+      req.end();
+      setTimeout(() => req.destroy(), (i % 4) * 0.5);
+    });
+  }
+}

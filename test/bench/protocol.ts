@@ -13,17 +13,22 @@ export interface ServerOptions {
   upstream?: string;
 }
 
-export interface MemoryStats {
+export interface ServerStats {
   rssNow: number;
   /** Largest RSS seen by sampling every 50 ms. */
   rssSampledPeak: number;
   /** The kernel's peak RSS (VmHWM), exact; null off Linux. */
   vmHwm: number | null;
+  /**
+   * Uncaught 'error' events of an aborted upstream body (undici UND_ERR_ABORTED). Each would have
+   * ended the process: the server counts them instead, so that the run still yields figures.
+   */
+  uncaughtAborts: number;
 }
 
 export type ChildMessage =
   | { type: 'ready'; url: string; pid: number }
   | { type: 'failed'; message: string }
-  | ({ type: 'stats' } & MemoryStats);
+  | ({ type: 'stats' } & ServerStats);
 
 export type ParentMessage = { type: 'stats' } | { type: 'stop' };

@@ -2,7 +2,7 @@
 // target: met, or missed and by how much.
 import type { LookupBenchResult } from './lookup.ts';
 import type { PolicyBenchResult } from './policy.ts';
-import type { MemoryStats } from './protocol.ts';
+import type { ServerStats } from './protocol.ts';
 
 export interface TargetFigures {
   id: 'a' | 'b' | 'c' | 'd';
@@ -12,7 +12,7 @@ export interface TargetFigures {
   p99: number;
   /** requests/s of each round, in round order. */
   rounds: number[];
-  memory: MemoryStats | null;
+  stats: ServerStats | null;
 }
 
 export interface Verdict { what: string; figure: string; goal: string; met: boolean; result: string }
@@ -54,8 +54,8 @@ export function atMost(what: string, value: number, goal: number, show: (n: numb
 
 export function httpTable(targets: readonly TargetFigures[]): string {
   return table(
-    ['Target', 'req/s (median)', 'p50 ms', 'p99 ms', 'req/s per round', 'peak RSS'],
-    targets.map((t) => [`(${t.id}) ${t.label}`, int(t.requestsPerSecond), ms(t.p50), ms(t.p99), t.rounds.map(int).join(' / '), mb(t.memory?.vmHwm ?? t.memory?.rssSampledPeak)]),
+    ['Target', 'req/s (median)', 'p50 ms', 'p99 ms', 'req/s per round', 'peak RSS', 'RSS after'],
+    targets.map((t) => [`(${t.id}) ${t.label}`, int(t.requestsPerSecond), ms(t.p50), ms(t.p99), t.rounds.map(int).join(' / '), mb(t.stats?.vmHwm ?? t.stats?.rssSampledPeak), mb(t.stats?.rssNow)]),
   );
 }
 

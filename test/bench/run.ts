@@ -4,12 +4,12 @@
 // (DATABASE_URL) and Redis (REDIS_URL): (a) bare Koa, (b) keygate answering a key request itself,
 // (c) keygate forwarding a key request to (a), (d) a plain proxy forwarding to (a). Then a policy
 // decision, and a key lookup among a million stored keys. See docs/performance.md.
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client, signUp } from '../support/http.ts';
 import { startServer, type ServerProcess } from './children.ts';
 import { checkServices, createBenchDatabase, deleteRedisCounters } from './database.ts';
-import { load, type LoadResult, type LoadTarget } from './load.ts';
+import { hangUps, load, type LoadResult, type LoadTarget } from './load.ts';
 import { benchLookup, type LookupBenchResult } from './lookup.ts';
 import { benchPolicy } from './policy.ts';
 import { PROJECTS, type ServerKind, type ServerOptions } from './protocol.ts';
@@ -41,6 +41,9 @@ const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 const log = (line: string) => console.log(line);
+const loadLine = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+// Anything else using a third of the cores skews every figure of a run on a small machine.
+const busy = () => (loadavg()[0] ?? 0) > cpus().length / 3;
 
 // Everything started is stopped, and the database dropped, whatever happens: last in, first out.
 const cleanups: { what: string; fn: () => Promise<unknown> }[] = [];
@@ -76,6 +79,14 @@ async function expectOk(target: LoadTarget, check: (body: unknown) => boolean): 
   if (res.status !== 200 || !check(res.body)) throw new Error(`${target.name}: expected 200 with the right body, got ${res.status} ${res.text.slice(0, 300)}`);
 }
 
+function survivesHangUps(f: TargetFigures): Verdict {
+  const n = f.stats?.uncaughtAborts ?? 0;
+  return {
+    what: `(${f.id}) clients hanging up mid-answer`, figure: `${n} uncaught errors`, goal: 'none', met: n === 0,
+    result: n === 0 ? 'met' : 'missed: the first one ends a real gateway process',
+  };
+}
+
 interface Target extends LoadTarget { id: TargetFigures['id']; label: string; server: ServerProcess }
 
 async function main(): Promise<number> {
@@ -83,6 +94,7 @@ async function main(): Promise<number> {
   log(`keygate bench: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
   log(`PostgreSQL ${new URL(DATABASE_URL).host}, Redis ${new URL(REDIS_URL).host}; ${ROUNDS} rounds × 4 targets × ${SECONDS} s at ${CONNECTIONS} connections after ${WARMUP} s warm-up each${args.quick ? '; --quick: no million-key lookup' : ''}\n`);
   await checkServices(DATABASE_URL, REDIS_URL);
+  log(`Load average before: ${loadLine()}${busy() ? ' — the machine is busy with something else; figures will be low and noisy' : ''}\n`);
 
   log('Policy decision (loadPolicyEngine, variant A)');
   const policy = await benchPolicy();
@@ -134,6 +146,8 @@ async function main(): Promise<number> {
     log(`  round ${r + 1}: ${parts.join(', ')}`);
   }
 
+  // Clients that hang up mid-answer must not take a forwarding server down (see server.ts).
+  for (const t of [targets[2]!, targets[3]!]) await hangUps(t, 200);
   const figures: TargetFigures[] = [];
   for (const t of targets) {
     const rs = results.get(t.id)!;
@@ -143,7 +157,7 @@ async function main(): Promise<number> {
       p50: median(rs.map((x) => x.p50)),
       p99: median(rs.map((x) => x.p99)),
       rounds: rs.map((x) => x.requestsPerSecond),
-      memory: await t.server.memory(),
+      stats: await t.server.stats(),
     });
   }
   // The servers stop before the lookups: they would otherwise share the cores with PostgreSQL.
@@ -162,6 +176,7 @@ async function main(): Promise<number> {
     below(`(b) p99 at ${CONNECTIONS} connections`, fig('b').p99, 10, msUnit),
     below(`(c) p99 at ${CONNECTIONS} connections`, fig('c').p99, 10, msUnit),
     below('policy decide, amortized', policy.amortizedMicros, 5, usUnit),
+    survivesHangUps(fig('c')),
   ];
   if (lookup) {
     verdicts.push(
@@ -171,7 +186,11 @@ async function main(): Promise<number> {
   }
 
   log(`\n${httpTable(figures)}\n`);
-  log(`Gateway peak RSS (VmHWM, start included): (b) ${Math.round((fig('b').memory?.vmHwm ?? fig('b').memory?.rssSampledPeak ?? 0) / 2 ** 20)} MB, (c) ${Math.round((fig('c').memory?.vmHwm ?? fig('c').memory?.rssSampledPeak ?? 0) / 2 ** 20)} MB`);
+  const aborts = figures.filter((f) => f.stats?.uncaughtAborts);
+  if (aborts.length) {
+    log(`Uncaught aborted-body errors, each of which would have ended the process: ${aborts.map((f) => `(${f.id}) ${f.stats!.uncaughtAborts}`).join(', ')}. ` +
+      'The bench server counted them instead of exiting; a real gateway process dies on the first.');
+  }
   log(`Policy: ${policyLine(policy)}`);
   if (lookup) {
     log(`\n${lookupTable(lookup)}\n`);
@@ -180,7 +199,7 @@ async function main(): Promise<number> {
   }
   log(`\n${verdictTable(verdicts)}\n`);
   const missed = verdicts.filter((v) => !v.met).length;
-  log(`${verdicts.length - missed} of ${verdicts.length} targets met; ${Math.round((Date.now() - started) / 1000)} s in all.`);
+  log(`${verdicts.length - missed} of ${verdicts.length} targets met; ${Math.round((Date.now() - started) / 1000)} s in all. Load average after: ${loadLine()}`);
   return args.strict && missed ? 1 : 0;
 }
 

@@ -18,6 +18,21 @@ const send = (m: ChildMessage) => process.send?.(m);
 let sampledPeak = process.memoryUsage.rss();
 setInterval(() => void (sampledPeak = Math.max(sampledPeak, process.memoryUsage.rss())), 50).unref();
 
+// A client that hangs up while a forwarded answer is in flight makes Koa destroy the upstream body,
+// and undici then emits 'error' on it. With no listener that is an uncaught exception, which ends
+// the process. autocannon hangs up on its in-flight requests at the end of every run, so a server
+// with that fault would die after its first run; count these instead and report them, and let any
+// other uncaught exception end the process as usual.
+let uncaughtAborts = 0;
+process.on('uncaughtException', (err: Error & { code?: string }) => {
+  if (err.code === 'UND_ERR_ABORTED') {
+    uncaughtAborts++;
+    return;
+  }
+  console.error(err);
+  process.exit(1);
+});
+
 function vmHwmBytes(): number | null {
   try {
     const m = /^VmHWM:\s+(\d+)\s+kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
@@ -70,6 +85,9 @@ async function startPlainProxy(upstream: string): Promise<{ url: string; close()
       headers: { ...forwardable(ctx.req.headers), 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol },
       body: ctx.method === 'GET' || ctx.method === 'HEAD' ? undefined : ctx.req,
     });
+    // Koa destroys the body when the client hangs up first; undici reports that as an 'error'
+    // event, which must have a listener or it ends the process.
+    res.body.on('error', () => {});
     ctx.status = res.statusCode;
     for (const [name, value] of Object.entries(res.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) ctx.set(name, value);
@@ -122,7 +140,7 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   process.on('message', (m: ParentMessage) => {
-    if (m.type === 'stats') send({ type: 'stats', rssNow: process.memoryUsage.rss(), rssSampledPeak: sampledPeak, vmHwm: vmHwmBytes() });
+    if (m.type === 'stats') send({ type: 'stats', rssNow: process.memoryUsage.rss(), rssSampledPeak: sampledPeak, vmHwm: vmHwmBytes(), uncaughtAborts });
     else if (m.type === 'stop') void stop(0);
   });
   // The parent died or was killed: nobody will ever stop this server.
