@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
 import { type Config, packageRoot } from './config.ts';
 import { createApp } from './app.ts';
 import { createLogger } from './log.ts';
@@ -11,6 +11,7 @@ import { migrate } from './store/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './store/embedded.ts';
 import { createAccountService } from './services/accounts.ts';
 import { createKeyService } from './services/keys/service.ts';
+import { createKeyVerifier } from './services/keys/verifier.ts';
 import { createPostgresCounters, createRedisConnection, createRedisCounters, type CounterStore } from './services/counters.ts';
 import { type Clock, systemClock } from './services/clock.ts';
 import { bootstrapPolicy, loadStoredEngine } from './http/policy/store.ts';
@@ -57,6 +58,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const counterPool = redis ? null : createPool(databaseUrl, 5);
   const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!);
 
+  const registry = new Registry();
   const boot = await bootstrapPolicy(pool, config.policy.model, config.policy.file);
   if (boot.seeded) logger.info({ file: config.policy.file }, 'policy store was empty: applied the policy file');
   else if (boot.differsFromFiles) logger.warn({ file: config.policy.file }, 'the stored policy differs from the policy file; run `keygate policy apply` to use the file');
@@ -72,17 +74,24 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       logger.error({ err }, 'policy reload failed; keeping the policy in force');
     }
   };
+  const lookups = new Counter({ name: 'keygate_key_lookups_total', help: 'Presented keys by how they were verified: cache hit, database lookup (miss), remembered unknown, or refused by format', labelNames: ['result'], registers: [registry] });
+  const verifier = createKeyVerifier({ pool, clock, enabled: config.apiKeys.enabled, onLookup: (result) => lookups.inc({ result }) });
   const onSignal = (s: Signal) => {
     if (s.type === 'policy') void reloadPolicy();
+    else if (s.type === 'key') verifier.forgetKey(s.id);
+    else if (s.type === 'user') verifier.forgetUser(s.id);
   };
-  const listener = listen(databaseUrl, onSignal, () => void reloadPolicy());
-  const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays });
-  const keys = createKeyService({ pool, counters, config, clock });
+  // Signals sent while the listener was away are lost: start over from the database.
+  const listener = await listen(databaseUrl, onSignal, () => {
+    verifier.forgetAll();
+    void reloadPolicy();
+  });
+  const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser });
+  const keys = createKeyService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey });
   const upstream = config.upstream.url ? createUpstream(config.upstream.url) : null;
-  const registry = new Registry();
 
   const app = createApp({
-    config, pool, accounts, keys, verifier: keys, counters, policy, upstream, logger, clock, registry,
+    config, pool, accounts, keys, verifier, counters, policy, upstream, logger, clock, registry,
     extraRouters: [mcpRoutes({ config, keys, policy, upstream }), webRoutes({ config })],
     probes: [
       { name: 'postgres', check: async () => void (await pool.query('SELECT 1')) },
@@ -101,6 +110,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     server, url, pool,
     async close() {
       await listener.close();
+      await verifier.close();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await upstream?.close();

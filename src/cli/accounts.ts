@@ -3,6 +3,8 @@ import type { Pool } from '../store/db.ts';
 import * as users from '../store/users.ts';
 import * as orgs from '../store/organizations.ts';
 import { hashPassword } from '../services/secrets.ts';
+import { createAccountService } from '../services/accounts.ts';
+import { systemClock } from '../services/clock.ts';
 import { flags, required, UsageError } from './main.ts';
 
 interface Io { stdout(s: string): void; stderr(s: string): void }
@@ -45,8 +47,8 @@ export async function runUserCommand(pool: Pool, config: Config, args: string[],
     case 'ban':
     case 'unban': {
       const row = (await users.findUserByEmail(pool, email)) ?? missing();
-      await users.setUserBanned(pool, row.id, sub === 'ban');
-      if (sub === 'ban') await pool.query('DELETE FROM sessions WHERE user_id = $1', [row.id]);
+      // Through the service, so running gateways hear of it and stop (or restart) the keys at once.
+      await createAccountService({ pool, clock: systemClock, sessionTtlDays: config.auth.sessionTtlDays }).setBanned(row.id, sub === 'ban');
       io.stdout(`${email} ${sub === 'ban' ? 'banned' : 'unbanned'}`);
       return 0;
     }

@@ -15,6 +15,9 @@ const unsafe = (why: string) =>
 export function canonicalizePath(raw: string): string {
   if (!raw.startsWith('/')) throw unsafe('it must start with "/"');
   if (raw.includes('\\')) throw unsafe('it contains a backslash');
+  // Servlet-style upstreams drop `;parameters` from a segment (and read `..;` as `..`), so a path
+  // with one would be decided as one thing and served as another.
+  if (raw.includes(';') || /%3b/i.test(raw)) throw unsafe('it contains a ";" path parameter');
   // Decode only unreserved characters; an encoded "/", "\", NUL or "%" would change what the
   // segments are after a second decoding further down the line, so they are refused.
   let decoded = '';

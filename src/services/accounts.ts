@@ -3,6 +3,7 @@ import { withTransaction } from '../store/db.ts';
 import * as users from '../store/users.ts';
 import * as sessions from '../store/sessions.ts';
 import * as orgs from '../store/organizations.ts';
+import { signal } from '../store/notify.ts';
 import { AppError, notFound } from './errors.ts';
 import { decoyPasswordHash, hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 import type { Clock } from './clock.ts';
@@ -22,13 +23,16 @@ export interface AccountsDeps {
   pool: Pool;
   clock: Clock;
   sessionTtlDays: number;
-  /** Called after a change that must stop a user's keys at once (ban, deletion). */
-  onUserStopped?: (userId: string) => void;
+  /**
+   * Called after a change to whether a user's keys work (ban, unban, deletion), so this instance is
+   * exact at once; other instances hear of it through the signal sent with the change.
+   */
+  onUserChanged?: (userId: string) => void;
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;
 
-export function createAccountService({ pool, clock, sessionTtlDays, onUserStopped }: AccountsDeps) {
+export function createAccountService({ pool, clock, sessionTtlDays, onUserChanged }: AccountsDeps) {
   async function startSession(userId: string, meta: RequestMeta) {
     const token = randomToken();
     const expiresAt = new Date(clock().getTime() + sessionTtlDays * 86_400_000);
@@ -90,8 +94,11 @@ export function createAccountService({ pool, clock, sessionTtlDays, onUserStoppe
       if (!row || !(await verifyPassword(password, row.password_hash))) {
         throw new AppError('INVALID_CREDENTIALS', 'The password is wrong.');
       }
-      await users.deleteUser(pool, userId);
-      onUserStopped?.(userId);
+      await withTransaction(pool, async (tx) => {
+        await users.deleteUser(tx, userId);
+        await signal(tx, { type: 'user', id: userId });
+      });
+      onUserChanged?.(userId);
     },
 
     async getUser(userId: string): Promise<UserRecord | null> {
@@ -99,12 +106,16 @@ export function createAccountService({ pool, clock, sessionTtlDays, onUserStoppe
       return row ? userRecord(row) : null;
     },
 
+    /** A ban ends the user's sessions and stops their keys at once; unban lets the keys work again. */
     async setBanned(userId: string, banned: boolean) {
-      if (!(await users.setUserBanned(pool, userId, banned))) throw notFound('user');
-      if (banned) {
-        await sessions.deleteUserSessions(pool, userId);
-        onUserStopped?.(userId);
-      }
+      const found = await withTransaction(pool, async (tx) => {
+        if (!(await users.setUserBanned(tx, userId, banned))) return false;
+        if (banned) await sessions.deleteUserSessions(tx, userId);
+        await signal(tx, { type: 'user', id: userId });
+        return true;
+      });
+      if (!found) throw notFound('user');
+      onUserChanged?.(userId);
     },
 
     async createOrganization(userId: string, sessionId: string, input: { name: string; slug: string }) {

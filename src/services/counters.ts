@@ -89,10 +89,11 @@ export function createPostgresCounters(pool: Pool): CounterStore {
            ON CONFLICT (name, window_start) DO UPDATE SET value = counters.value + 1 RETURNING value`,
           [name, windowStart, expiresAt],
         );
-        // Old windows are swept now and then rather than on every write.
+        // Old windows are swept now and then rather than on every write. "Old" is judged against
+        // the window being counted, not the database's clock, so both agree on what is current.
         if (Date.now() - lastSweep > 60_000) {
           lastSweep = Date.now();
-          pool.query('DELETE FROM counters WHERE expires_at < now()').catch(() => {});
+          pool.query('DELETE FROM counters WHERE expires_at < $1', [windowStart]).catch(() => {});
         }
         return Number(rows[0]!.value);
       }),

@@ -18,7 +18,7 @@ export interface Listener { close(): Promise<void> }
  * Holds one connection in LISTEN. When it drops, it reconnects and calls `onReconnect`, since
  * signals sent while it was away are lost and whoever listens must resynchronise.
  */
-export function listen(connectionString: string, onSignal: (s: Signal) => void, onReconnect: () => void): Listener {
+export async function listen(connectionString: string, onSignal: (s: Signal) => void, onReconnect: () => void): Promise<Listener> {
   let client: pg.Client | null = null;
   let closed = false;
   let timer: NodeJS.Timeout | null = null;
@@ -55,7 +55,9 @@ export function listen(connectionString: string, onSignal: (s: Signal) => void, 
     }, 500);
     timer.unref();
   };
+  // The first LISTEN is in place before the caller goes on, so no change made after start is missed.
   const ready = connect(false);
+  await ready;
 
   return {
     async close() {

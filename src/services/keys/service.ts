@@ -13,6 +13,7 @@ import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { quotaCounterName } from '../quota.ts';
 import { generateKey, hasValidChecksum, keyStart } from './format.ts';
+import { signal } from '../../store/notify.ts';
 import type { ApiKeyView, AuthResult, KeyState, Permissions } from './types.ts';
 
 export interface KeyServiceDeps {
@@ -20,7 +21,10 @@ export interface KeyServiceDeps {
   counters: CounterStore;
   config: Pick<Config, 'apiKeys' | 'ai' | 'mcpServer' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
   clock: Clock;
-  /** Called after commit when a key may have stopped working (revoke, update). */
+  /**
+   * Called after commit when a key may have stopped working (revoke, update), so this instance's
+   * cache is exact at once; other instances hear of it through the signal sent with the change.
+   */
   onKeyChanged?: (keyId: string) => void;
 }
 
@@ -100,6 +104,7 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged }
       const revoked = await keys.revokeKey(tx, keyId, ownerId, clock());
       if (!revoked) return null;
       await audit.insertAuditEntry(tx, { type: 'API_KEY_REVOKED', actorUserId: actorId, ownerUserId: revoked.user_id, keyId, ...meta });
+      await signal(tx, { type: 'key', id: keyId });
       return revoked;
     });
     if (!row) throw notFound('API key');
@@ -172,7 +177,11 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged }
 
     async updateKey(userId: string, keyId: string, input: UpdateInput): Promise<ApiKeyView> {
       requireEnabled();
-      const row = await keys.updateKey(pool, keyId, userId, input);
+      const row = await withTransaction(pool, async (tx) => {
+        const updated = await keys.updateKey(tx, keyId, userId, input);
+        if (updated) await signal(tx, { type: 'key', id: keyId });
+        return updated;
+      });
       if (!row) throw notFound('API key');
       onKeyChanged?.(row.id);
       return (await views([row]))[0]!;
