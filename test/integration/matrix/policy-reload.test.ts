@@ -1,0 +1,185 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { expect } from 'chai';
+import { applyPolicyFiles } from '../../../src/http/policy/store.ts';
+import { parsePolicy, ruleToCsvRow } from '../../../src/http/policy/rules.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { Client, signUp } from '../../support/http.ts';
+import { roomyPlans, startEcho, type Echo } from './support.ts';
+
+// CONTRACT 6: the policy lives in PostgreSQL; `keygate policy apply` writes the files into it and
+// every running instance reloads within a second. The first start seeds an empty store.
+
+const root = resolve(import.meta.dirname, '../../..');
+const MODEL = resolve(root, 'policies/model.conf');
+const VARIANT_A = resolve(root, 'policies/variant-a.csv');
+const DENY_PROJECTS = 'p, key, *, .*, /api/projects/**, deny, key.projects-closed';
+
+/** The stored rows, each as its JSON text, sorted: what the store holds, duplicates included. */
+async function storedRows(gw: { pool: TestGateway['pool'] }): Promise<string[]> {
+  const { rows } = await gw.pool.query<{ ptype: string; rule: string[] }>('SELECT ptype, rule FROM casbin');
+  return rows.map((r) => JSON.stringify([r.ptype, ...r.rule])).sort();
+}
+
+async function fileRows(path: string): Promise<string[]> {
+  const parsed = parsePolicy(await readFile(path, 'utf8'));
+  expect(parsed.problems).to.deep.equal([]);
+  return parsed.rules.map((r) => JSON.stringify(ruleToCsvRow(r))).sort();
+}
+
+/** Polls until `done` holds, every 10 ms; answers the milliseconds it took, or throws after `limitMs`. */
+async function msUntil(done: () => Promise<boolean>, limitMs: number): Promise<number> {
+  const start = performance.now();
+  for (;;) {
+    if (await done()) return performance.now() - start;
+    if (performance.now() - start > limitMs) throw new Error(`not within ${limitMs} ms`);
+    await new Promise((ok) => setTimeout(ok, 10));
+  }
+}
+
+function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, [resolve(root, 'bin/keygate.js'), ...args], { cwd: root, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c));
+    child.on('error', fail);
+    child.on('close', (code) => ok({ code, stdout, stderr }));
+  });
+}
+
+describe('policy store: seeding and reloads across instances', () => {
+  let echo: Echo;
+  let dir: string;
+  before(async () => {
+    echo = await startEcho();
+    dir = await mkdtemp(join(tmpdir(), 'keygate-policy-'));
+  });
+  after(async () => {
+    await echo?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('when the policy is applied on one instance, then a second instance on the same database decides by it within a second', () => {
+    let gw1: TestGateway;
+    let gw2: TestGateway;
+    let key: string;
+    let closedPolicy: string;
+    before(async () => {
+      gw1 = await startTestGateway({ config: { upstream: { url: echo.url }, ...roomyPlans } });
+      gw2 = await startTestGateway({ database: gw1.database, config: { upstream: { url: echo.url }, ...roomyPlans } });
+      const { client } = await signUp(gw1.url);
+      key = (await client.post('/api/api-keys', { name: 'reload' })).body.key;
+      closedPolicy = join(dir, 'closed.csv');
+      await writeFile(closedPolicy, `${await readFile(VARIANT_A, 'utf8')}\n${DENY_PROJECTS}\n`);
+    });
+    after(async () => {
+      await gw2?.stop();
+      await gw1?.stop();
+    });
+
+    const statusOn = async (gw: TestGateway) => (await new Client(gw.url).withKey(key).get('/api/projects')).status;
+
+    it('before: both instances forward a key\'s GET /api/projects', async () => {
+      expect(await statusOn(gw1)).to.equal(200);
+      expect(await statusOn(gw2)).to.equal(200);
+    });
+
+    it('applyPolicyFiles on instance 1 closes /api/projects to keys on instance 2 in under 1000 ms', async () => {
+      await applyPolicyFiles(gw1.pool, MODEL, closedPolicy);
+      const ms = await msUntil(async () => (await statusOn(gw2)) === 403, 3000);
+      expect(ms, `instance 2 took ${Math.round(ms)} ms`).to.be.below(1000);
+      expect(await statusOn(gw1)).to.equal(403);
+      const refused = await new Client(gw2.url).withKey(key).get('/api/projects');
+      expect(refused.body).to.include({ status: 403, code: 'FORBIDDEN' });
+      expect(await storedRows(gw2)).to.deep.equal(await fileRows(closedPolicy));
+    });
+
+    it('applying the shipped file again reopens it on instance 2 in under 1000 ms', async () => {
+      await applyPolicyFiles(gw1.pool, MODEL, VARIANT_A);
+      const ms = await msUntil(async () => (await statusOn(gw2)) === 200, 3000);
+      expect(ms, `instance 2 took ${Math.round(ms)} ms`).to.be.below(1000);
+    });
+
+    it('`keygate policy apply` (the CLI, another process) closes it on both instances within a second of finishing', async function () {
+      this.timeout(60_000);
+      const yaml = join(dir, 'keygate.yaml');
+      await writeFile(yaml, 'policy:\n  file: ./closed.csv\n');
+      const run = await runCli(['policy', 'apply'], { KEYGATE_CONFIG: yaml, DATABASE_URL: gw1.database.url });
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.stdout).to.match(/applied \d+ policy lines/);
+      const ms = await msUntil(async () => (await statusOn(gw2)) === 403 && (await statusOn(gw1)) === 403, 3000);
+      expect(ms).to.be.below(1000);
+    });
+
+    it('a policy that does not load is refused by apply and the one in force stays', async () => {
+      const broken = join(dir, 'broken.csv');
+      await writeFile(broken, `${await readFile(VARIANT_A, 'utf8')}\np, key, *, GET, /api/projects, allow\n`);
+      const before = await storedRows(gw1);
+      let failed = false;
+      await applyPolicyFiles(gw1.pool, MODEL, broken).catch(() => (failed = true));
+      expect(failed, 'apply should refuse a malformed policy').to.equal(true);
+      expect(await storedRows(gw1)).to.deep.equal(before);
+      await new Promise((ok) => setTimeout(ok, 200));
+      expect(await statusOn(gw2)).to.equal(403);
+    });
+  });
+
+  describe('when the very first instance starts on an empty store, then it seeds the store from the policy file', () => {
+    let gw: TestGateway;
+    before(async () => {
+      gw = await startTestGateway();
+    });
+    after(async () => gw?.stop());
+
+    it('the store holds exactly the lines of the variant file, and the start says so', async () => {
+      expect(await storedRows(gw)).to.deep.equal(await fileRows(VARIANT_A));
+      expect(gw.logs.some((l) => l.includes('policy store was empty'))).to.equal(true);
+    });
+
+    it('a later instance on the same store does not seed again', async () => {
+      const second = await startTestGateway({ database: gw.database });
+      try {
+        expect(await storedRows(gw)).to.deep.equal(await fileRows(VARIANT_A));
+        expect(second.logs.some((l) => l.includes('policy store was empty'))).to.equal(false);
+      } finally {
+        await second.stop();
+      }
+    });
+
+    it('an instance whose file differs from the store keeps the store and warns', async () => {
+      const second = await startTestGateway({ database: gw.database, config: { apiKeys: { enabled: true, variant: 'B' } } });
+      try {
+        expect(await storedRows(gw)).to.deep.equal(await fileRows(VARIANT_A));
+        expect(second.logs.some((l) => l.includes('differs from the policy file'))).to.equal(true);
+      } finally {
+        await second.stop();
+      }
+    });
+  });
+
+  describe('when two instances start at once on an empty database, then the store ends with exactly one copy of the policy', () => {
+    for (let round = 1; round <= 3; round++) {
+      it(`round ${round}`, async () => {
+        const db: TestDatabase = await createTestDatabase();
+        const started = await Promise.allSettled([startTestGateway({ database: db }), startTestGateway({ database: db })]);
+        try {
+          const failures = started.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason));
+          expect(failures, 'both instances should start').to.deep.equal([]);
+          const [a, b] = started.map((s) => (s as PromiseFulfilledResult<TestGateway>).value) as [TestGateway, TestGateway];
+          expect(await storedRows(a)).to.deep.equal(await fileRows(VARIANT_A));
+          const seeders = [a, b].filter((g) => g.logs.some((l) => l.includes('policy store was empty')));
+          expect(seeders, 'exactly one instance seeds').to.have.length(1);
+          for (const g of [a, b]) expect((await new Client(g.url).get('/api/projects')).status).to.equal(401);
+        } finally {
+          for (const s of started) if (s.status === 'fulfilled') await s.value.stop();
+          await db.drop();
+        }
+      });
+    }
+  });
+});
