@@ -48,7 +48,10 @@ const apiKeyPaths = (prefix: string) => [`${prefix}/api-keys`, `${prefix}/admin/
 // Read through a function: TypeScript would otherwise keep the narrowing of the initial assignment.
 const callerOf = (state: GatewayState): Caller => state.caller;
 
-export function createApp(deps: AppDeps): Koa<GatewayState> {
+/** A route the gateway serves itself, as its routers hold it. */
+export interface ServedRoute { methods: string[]; path: string }
+
+export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: ServedRoute[] } {
   const { config, logger } = deps;
   const app = new Koa<GatewayState>();
   app.proxy = false;
@@ -115,5 +118,6 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.use(enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl }));
   app.use(forwardUpstream(deps.upstream, prefix));
   for (const router of local) app.use(router.routes());
-  return app;
+  const routes = local.flatMap((r) => r.stack.map((layer) => ({ methods: [...layer.methods], path: String(layer.path) })));
+  return { app, routes };
 }

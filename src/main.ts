@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { type Config, packageRoot } from './config.ts';
-import { createApp } from './app.ts';
+import { createApp, type ServedRoute } from './app.ts';
 import { createLogger } from './log.ts';
 import { createPool, type Pool } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
@@ -33,6 +33,8 @@ export interface GatewayOptions {
 
 export interface Gateway {
   server: Server;
+  /** The routes served by the gateway itself (the rest under the prefix is forwarded). */
+  routes: ServedRoute[];
   url: string;
   pool: Pool;
   close(): Promise<void>;
@@ -90,7 +92,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const keys = createKeyService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey });
   const upstream = config.upstream.url ? createUpstream(config.upstream.url) : null;
 
-  const app = createApp({
+  const { app, routes } = createApp({
     config, pool, accounts, keys, verifier, counters, policy, upstream, logger, clock, registry,
     extraRouters: [mcpRoutes({ config, keys, policy, upstream }), webRoutes({ config })],
     probes: [
@@ -107,7 +109,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   logger.info({ url, database: embedded ? 'embedded' : 'DATABASE_URL', counters: counters.kind }, 'keygate listening');
 
   return {
-    server, url, pool,
+    server, url, pool, routes,
     async close() {
       await listener.close();
       await verifier.close();
