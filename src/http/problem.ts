@@ -44,6 +44,17 @@ function fromHttpError(err: { status?: number; expose?: boolean; message?: strin
   return new AppError(code, err.expose && err.message ? err.message : titles[err.status!] ?? 'Error');
 }
 
+/**
+ * A database that cannot be reached (refused, dropped, shutting down, not accepting connections, or
+ * the pool timing out) is an outage, not a bug: the request fails closed with 503.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || code === '55000' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
+}
+
 export const internalError = () => ({
   type: 'about:blank',
   title: 'Internal Server Error',
@@ -61,6 +72,7 @@ export function handleError(ctx: Context, err: unknown, log: (err: unknown) => v
   const http = typeof err === 'object' && err !== null ? fromHttpError(err as { status?: number }) : null;
   if (http) return sendProblem(ctx, http);
   log(err);
+  if (isStoreUnavailable(err)) return sendProblem(ctx, new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly. Nothing was changed.'));
   ctx.status = 500;
   ctx.type = 'application/problem+json';
   ctx.body = { ...internalError(), instance: ctx.path };
