@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -50,6 +52,58 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ code: nu
     child.on('error', fail);
     child.on('close', (code) => ok({ code, stdout, stderr }));
   });
+}
+
+/**
+ * A TCP proxy in front of PostgreSQL that holds back the message carrying `LISTEN keygate_events`
+ * until released: the moment between an instance reading the stored policy and listening for
+ * changes, made wide enough to apply a policy in it.
+ */
+async function listenGate(target: URL): Promise<{ url: (db: TestDatabase) => string; listenerWaiting: Promise<void>; release(): void; close(): Promise<void> }> {
+  let signalWaiting!: () => void;
+  const listenerWaiting = new Promise<void>((ok) => (signalWaiting = ok));
+  let released = false;
+  const held: (() => void)[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const pg = connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(pg);
+    let holding = false;
+    client.on('data', (chunk: Buffer) => {
+      if (!released && (holding || chunk.includes('LISTEN keygate_events'))) {
+        holding = true;
+        held.push(() => pg.write(chunk));
+        signalWaiting();
+        return;
+      }
+      pg.write(chunk);
+    });
+    pg.on('data', (chunk: Buffer) => client.write(chunk));
+    client.on('close', () => pg.destroy());
+    pg.on('close', () => client.destroy());
+    client.on('error', () => pg.destroy());
+    pg.on('error', () => client.destroy());
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (db) => {
+      const u = new URL(db.url);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      return u.toString();
+    },
+    listenerWaiting,
+    release() {
+      released = true;
+      for (const send of held.splice(0)) send();
+    },
+    close: () =>
+      new Promise<void>((ok) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => ok());
+      }),
+  };
 }
 
 describe('policy store: seeding and reloads across instances', () => {
@@ -114,6 +168,29 @@ describe('policy store: seeding and reloads across instances', () => {
       expect(run.stdout).to.match(/applied \d+ policy lines/);
       const ms = await msUntil(async () => (await statusOn(gw2)) === 403 && (await statusOn(gw1)) === 403, 3000);
       expect(ms).to.be.below(1000);
+    });
+
+    it('a policy applied while instance 2 starts, after it read the store but before it listens, still reaches it within a second', async function () {
+      this.timeout(20_000);
+      await applyPolicyFiles(gw1.pool, MODEL, VARIANT_A);
+      await msUntil(async () => (await statusOn(gw1)) === 200, 3000);
+      const gate = await listenGate(new URL(gw1.database.url));
+      const starting = startTestGateway({ database: { ...gw1.database, url: gate.url(gw1.database) }, config: { upstream: { url: echo.url }, ...roomyPlans } });
+      let late: TestGateway | undefined;
+      try {
+        await gate.listenerWaiting;
+        await applyPolicyFiles(gw1.pool, MODEL, closedPolicy);
+        gate.release();
+        late = await starting;
+        const lateGw = late;
+        expect(await statusOn(gw1)).to.equal(403);
+        const ms = await msUntil(async () => (await statusOn(lateGw)) === 403, 1500).catch(() => Infinity);
+        expect(ms, 'the instance that started during the apply still forwards what the stored policy refuses').to.be.below(1000);
+      } finally {
+        gate.release();
+        await (late ?? (await starting.catch(() => undefined)))?.stop();
+        await gate.close();
+      }
     });
 
     it('a policy that does not load is refused by apply and the one in force stays', async () => {
