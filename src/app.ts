@@ -57,6 +57,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.proxy = false;
   const prefix = config.apiPrefix;
   const mcpPath = `${prefix}/mcp`;
+  const mcpPathLower = mcpPath.toLowerCase();
 
   const requests = new Counter({ name: 'keygate_http_requests_total', help: 'HTTP requests by method, status and caller kind', labelNames: ['method', 'status', 'caller'], registers: [deps.registry] });
   const duration = new Histogram({ name: 'keygate_http_request_duration_seconds', help: 'Request duration', labelNames: ['method'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [deps.registry] });
@@ -85,7 +86,9 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     try {
       await next();
     } catch (err) {
-      if (ctx.path === mcpPath && isMcpRefusal(err)) return mcpRefusal(ctx, err as AppError, config.publicUrl);
+      // Any letter case: the policy decides /api/MCP as /api/mcp, so it is refused the same way.
+      const lower = ctx.path.toLowerCase();
+      if ((lower === mcpPathLower || lower.startsWith(mcpPathLower + '/')) && isMcpRefusal(err)) return mcpRefusal(ctx, err as AppError, config.publicUrl);
       handleError(ctx, err, (e) => logger.error({ reqId: ctx.state.requestId, err: e }, 'unexpected error'));
     }
   }
@@ -116,7 +119,10 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.use(resolveCaller(resolvers));
   app.use(spendKeyQuota(deps.counters, deps.clock));
   app.use(enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl }));
-  app.use(forwardUpstream(deps.upstream, prefix));
+  // A path the gateway serves is never forwarded under another letter case: the policy decided
+  // it as the gateway's route, so the upstream must not get to answer it differently.
+  const servedHere = (path: string) => local.some((r) => r.match(path.toLowerCase(), 'GET').path.length > 0);
+  app.use(forwardUpstream(deps.upstream, prefix, servedHere));
   for (const router of local) app.use(router.routes());
   const routes = local.flatMap((r) => r.stack.map((layer) => ({ methods: [...layer.methods], path: String(layer.path) })));
   return { app, routes };

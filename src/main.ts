@@ -61,33 +61,44 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!);
 
   const registry = new Registry();
-  const boot = await bootstrapPolicy(pool, config.policy.model, config.policy.file);
-  if (boot.seeded) logger.info({ file: config.policy.file }, 'policy store was empty: applied the policy file');
-  else if (boot.differsFromFiles) logger.warn({ file: config.policy.file }, 'the stored policy differs from the policy file; run `keygate policy apply` to use the file');
-  const policy: PolicyHolder = { current: boot.engine };
+  const lookups = new Counter({ name: 'keygate_key_lookups_total', help: 'Presented keys by how they were verified: cache hit, database lookup (miss), remembered unknown, or refused by format', labelNames: ['result'], registers: [registry] });
+  const verifier = createKeyVerifier({ pool, clock, enabled: config.apiKeys.enabled, onLookup: (result) => lookups.inc({ result }) });
+
   const modelText = await readFile(config.policy.model, 'utf8');
+  // Null until the stored policy is first read; a signal before then asks for a reload after it.
+  let live: PolicyHolder | null = null;
+  let reloadWanted = false;
   // A reload builds a whole new engine and swaps it in one assignment: no request is decided
   // against a half-loaded policy. A failed reload keeps the policy in force.
   const reloadPolicy = async () => {
+    if (!live) {
+      reloadWanted = true;
+      return;
+    }
     try {
-      policy.current = await loadStoredEngine(pool, modelText);
+      live.current = await loadStoredEngine(pool, modelText);
       logger.info('policy reloaded');
     } catch (err) {
       logger.error({ err }, 'policy reload failed; keeping the policy in force');
     }
   };
-  const lookups = new Counter({ name: 'keygate_key_lookups_total', help: 'Presented keys by how they were verified: cache hit, database lookup (miss), remembered unknown, or refused by format', labelNames: ['result'], registers: [registry] });
-  const verifier = createKeyVerifier({ pool, clock, enabled: config.apiKeys.enabled, onLookup: (result) => lookups.inc({ result }) });
   const onSignal = (s: Signal) => {
     if (s.type === 'policy') void reloadPolicy();
     else if (s.type === 'key') verifier.forgetKey(s.id);
     else if (s.type === 'user') verifier.forgetUser(s.id);
   };
-  // Signals sent while the listener was away are lost: start over from the database.
+  // Listen before reading the stored policy, so an apply in between is heard; signals sent while
+  // the listener was away later are lost, so a reconnect starts over from the database.
   const listener = await listen(databaseUrl, onSignal, () => {
     verifier.forgetAll();
     void reloadPolicy();
   });
+  const boot = await bootstrapPolicy(pool, config.policy.model, config.policy.file);
+  if (boot.seeded) logger.info({ file: config.policy.file }, 'policy store was empty: applied the policy file');
+  else if (boot.differsFromFiles) logger.warn({ file: config.policy.file }, 'the stored policy differs from the policy file; run `keygate policy apply` to use the file');
+  const policy: PolicyHolder = { current: boot.engine };
+  live = policy;
+  if (reloadWanted) await reloadPolicy();
   const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser });
   const keys = createKeyService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey });
   const upstream = config.upstream.url ? createUpstream(config.upstream.url) : null;

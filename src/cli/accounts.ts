@@ -5,6 +5,7 @@ import * as orgs from '../store/organizations.ts';
 import { hashPassword } from '../services/secrets.ts';
 import { createAccountService } from '../services/accounts.ts';
 import { systemClock } from '../services/clock.ts';
+import { signal } from '../store/notify.ts';
 import { flags, required, UsageError } from './main.ts';
 
 interface Io { stdout(s: string): void; stderr(s: string): void }
@@ -35,7 +36,9 @@ export async function runUserCommand(pool: Pool, config: Config, args: string[],
     case 'set-role': {
       const role = required(f, 'role');
       if (role !== 'admin' && role !== 'user') throw new UsageError('--role must be admin or user');
-      (await users.setUserRole(pool, email, role)) ?? missing();
+      const row = (await users.setUserRole(pool, email, role)) ?? missing();
+      // Running gateways drop what they cached of this user's keys, role included.
+      await signal(pool, { type: 'user', id: row.id });
       io.stdout(`${email} is now ${role}`);
       return 0;
     }

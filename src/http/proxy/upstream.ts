@@ -33,7 +33,9 @@ export function identityHeaders(caller: Caller): Record<string, string> {
 export function forwardHeaders(incoming: IncomingHttpHeaders, caller: Caller, extra: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith('x-keygate-') || name === 'cookie') continue;
+    // Also `x_keygate_…`: CGI-style upstreams read "_" and "-" as one, so either spelling could
+    // pass for the gateway's own identity headers.
+    if (value === undefined || HOP_BY_HOP.has(name) || name.replace(/_/g, '-').startsWith('x-keygate-') || name === 'cookie') continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const cookie = stripSessionCookie(incoming.cookie);
@@ -80,14 +82,14 @@ export function relay(ctx: GatewayContext, res: Awaited<ReturnType<Upstream['sen
 
 const hasBody = (ctx: GatewayContext) => ctx.get('content-length') !== '' && ctx.get('content-length') !== '0' || ctx.get('transfer-encoding') !== '';
 
-export function forwardUpstream(upstream: Upstream | null, apiPrefix: string) {
+export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, servedHere: (path: string) => boolean) {
   return async function forwardUpstreamMiddleware(ctx: GatewayContext, next: Next) {
     await next();
     if (ctx.body !== undefined || ctx.status !== 404) return;
     // A path served here with another method is not the upstream's business.
     if (ctx.matched?.length) throw new AppError('METHOD_NOT_ALLOWED', `${ctx.method} is not supported on this route.`);
     const underPrefix = ctx.path.startsWith(apiPrefix + '/') || ctx.path === apiPrefix;
-    if (!upstream || !underPrefix) throw new AppError('NOT_FOUND', 'No such route.');
+    if (!upstream || !underPrefix || servedHere(ctx.path)) throw new AppError('NOT_FOUND', 'No such route.');
     const res = await upstream.send({
       method: ctx.method,
       path: ctx.url,

@@ -92,7 +92,12 @@ describe('API keys: lifecycle over HTTP (Variant A)', () => {
       ['revoked', (_g, c, id) => c.delete(`/api/api-keys/${id}`)],
       ['disabled', (_g, c, id) => c.post('/api/auth/api-key/update', { keyId: id, enabled: false })],
       ['expired', (_g, c, id) => c.post('/api/auth/api-key/update', { keyId: id, expiresAt: new Date(Date.now() - 1000).toISOString() })],
-      ['of a banned owner', (g, c) => c.get('/api/auth/get-session').then((s) => g.pool.query('UPDATE users SET banned = true WHERE id = $1', [(s as { body: { user: { id: string } } }).body.user.id]))],
+      ['of a banned owner', async (g, c) => {
+      const admin = await signUp(g.url);
+      await g.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [admin.user.id]);
+      const me = await c.get('/api/auth/get-session');
+      return admin.client.post(`/api/admin/users/${me.body.user.id}/ban`);
+    }],
     ];
     for (const [what, stop] of refused) {
       it(`a ${what} key gets 401 INVALID_API_KEY, worded like an unknown one`, async () => {
