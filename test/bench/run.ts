@@ -58,7 +58,7 @@ function cleanUp(): Promise<void> {
   return (cleaning ??= (async () => {
     while (cleanups.length) {
       const { what, fn } = cleanups.pop()!;
-      if (interrupted) console.error(`  ${what}`);
+      if (cutShort) console.error(`  ${what}`);
       try {
         await fn();
       } catch (e) {
@@ -67,12 +67,13 @@ function cleanUp(): Promise<void> {
     }
   })());
 }
-let interrupted = false;
-// `on`, not `once`: tsx's own handler ends the process at once when it finds no other listener.
+/** Interrupted or failed: the cleanup then says what it does. */
+let cutShort = false;
+// `on` and a guard rather than `once`: a second Ctrl-C must not end the process mid-cleanup.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (interrupted) return;
-    interrupted = true;
+    if (cutShort) return;
+    cutShort = true;
     console.error(`\n${signal}: stopping the servers and dropping the database`);
     void cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   });
@@ -140,9 +141,9 @@ async function main(): Promise<number> {
   await expectOk(targets[2]!, sameProjects);
   await expectOk(targets[3]!, sameProjects);
 
-  const load_ = { connections: CONNECTIONS };
+  const loadOpts = { connections: CONNECTIONS };
   log(`  warm-up, ${WARMUP} s each`);
-  for (const t of targets) await load(t, { ...load_, seconds: WARMUP });
+  for (const t of targets) await load(t, { ...loadOpts, seconds: WARMUP });
 
   const results = new Map<Target['id'], LoadResult[]>(targets.map((t) => [t.id, []]));
   for (let r = 0; r < ROUNDS; r++) {
@@ -150,7 +151,7 @@ async function main(): Promise<number> {
     const order = targets.map((_, i) => targets[(i + r) % targets.length]!);
     const parts: string[] = [];
     for (const t of order) {
-      const res = await load(t, { ...load_, seconds: SECONDS });
+      const res = await load(t, { ...loadOpts, seconds: SECONDS });
       results.get(t.id)!.push(res);
       parts.push(`(${t.id}) ${Math.round(res.requestsPerSecond).toLocaleString('en')}/s p99 ${res.p99.toFixed(1)} ms`);
     }
@@ -228,7 +229,7 @@ try {
   code = await main();
 } catch (e) {
   console.error(`bench failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
-  interrupted = true;
+  cutShort = true;
 } finally {
   await cleanUp();
 }
