@@ -33,9 +33,10 @@ export function identityHeaders(caller: Caller): Record<string, string> {
 export function forwardHeaders(incoming: IncomingHttpHeaders, caller: Caller, extra: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    // Also `x_keygate_…`: CGI-style upstreams read "_" and "-" as one, so either spelling could
-    // pass for the gateway's own identity headers.
-    if (value === undefined || HOP_BY_HOP.has(name) || name.replace(/_/g, '-').startsWith('x-keygate-') || name === 'cookie') continue;
+    // Names are compared with "_" read as "-": CGI-style upstreams read them as one, so
+    // `x_keygate_user_id` could pass for the gateway's own header and `x_api_key` would leak a key.
+    const folded = name.replace(/_/g, '-');
+    if (value === undefined || HOP_BY_HOP.has(folded) || folded.startsWith('x-keygate-') || folded === 'cookie') continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const cookie = stripSessionCookie(incoming.cookie);

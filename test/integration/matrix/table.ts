@@ -226,8 +226,8 @@ export const MATRIX: Surface[] = [
     ],
   },
   {
-    surface: "the auth layer's key update: session (Variant A refuses x-api-key; Variant B keys manage keys)",
-    keys: { A: 'never', B: 'open' },
+    surface: "the auth layer's key update: session only, any request carrying x-api-key gets 403 (CONTRACT 4, both variants)",
+    keys: { A: 'never', B: 'never' },
     requests: [req('POST', '/api/auth/api-key/update', { body: { keyId: '{uuid}', name: 'renamed' }, ...local(404, 'NOT_FOUND') })],
   },
   {
