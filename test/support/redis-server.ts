@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempDir } from './tmp.ts';
 import { Redis } from 'ioredis';
 
 /** A free TCP port on loopback. */
@@ -19,7 +17,7 @@ export function freePort(): Promise<number> {
 /** A Redis of the test's own, which the test may stop and start again on the same port. */
 export class OwnRedis {
   private child: ChildProcess | null = null;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'kg-redis-'));
+  private readonly dir = tempDir('kg-redis-');
   constructor(readonly port: number) {}
   get url() { return `redis://127.0.0.1:${this.port}`; }
 

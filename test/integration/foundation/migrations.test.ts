@@ -4,6 +4,7 @@ import { createPool, type Pool } from '../../../src/store/db.ts';
 import { migrate } from '../../../src/store/migrate.ts';
 import { migrationsDir } from '../../../src/main.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { tempDir } from '../../support/tmp.ts';
 
 const files = readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort();
 
@@ -47,10 +48,9 @@ describe('migrations', () => {
   });
 
   it('a failing file rolls back whole and is not recorded', async () => {
-    const { mkdtempSync, writeFileSync, copyFileSync } = await import('node:fs');
+    const { writeFileSync, copyFileSync } = await import('node:fs');
     const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'kg-mig-'));
+    const dir = tempDir('kg-mig-');
     for (const f of files) copyFileSync(join(migrationsDir, f), join(dir, f));
     writeFileSync(join(dir, '999_broken.sql'), 'CREATE TABLE half_done (id int); SELECT no_such_function();');
     let error: Error | null = null;

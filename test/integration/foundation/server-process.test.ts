@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync } from 'node:fs';
+import { tempDir } from '../../support/tmp.ts';
 import { join, resolve } from 'node:path';
-import { tmpdir } from 'node:os';
 import { packageRoot } from '../../../src/config.ts';
 
 function waitForLine(child: ChildProcess, pattern: RegExp, ms: number): Promise<string> {
@@ -27,7 +27,7 @@ describe('the real server process (npm start path)', function () {
   this.timeout(120_000);
 
   it('with DATABASE_URL unset, starts an embedded PostgreSQL under .keygate/postgres, serves /healthz, and stops cleanly', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'kg-start-'));
+    const cwd = tempDir('kg-start-');
     // The embedded server runs as the unprivileged postgres user, who must be able to enter it.
     chmodSync(cwd, 0o755);
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
@@ -49,7 +49,7 @@ describe('the real server process (npm start path)', function () {
   });
 
   it('an invalid configuration stops the start with exit 1 and one line naming the field', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'kg-bad-'));
+    const cwd = tempDir('kg-bad-');
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(cwd, 'keygate.yaml'), 'apiKeys:\n  enabled: true\n  variant: B\n  maxKeysPerUser: 5\n');
     const child = spawn(process.execPath, [resolve(packageRoot, 'bin/keygate.js'), 'serve'], { cwd, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });

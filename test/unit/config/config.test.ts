@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { tempDir } from '../../support/tmp.ts';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { ConfigError, loadConfig, parseConfig, packageRoot } from '../../../src/config.ts';
 
 describe('configuration', () => {
@@ -66,7 +66,7 @@ describe('configuration', () => {
     }
 
     it('a YAML syntax error names the file', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'kg-cfg-'));
+      const dir = tempDir('kg-cfg-');
       writeFileSync(join(dir, 'keygate.yaml'), 'apiKeys: [unclosed\n');
       expect(() => loadConfig({ env: {}, cwd: dir })).to.throw(ConfigError, /keygate\.yaml: not valid YAML/);
     });
@@ -74,7 +74,7 @@ describe('configuration', () => {
 
   describe('where the file and environment come from', () => {
     it('reads keygate.yaml from the working directory, KEYGATE_CONFIG, then --config, later winning', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'kg-cfg-'));
+      const dir = tempDir('kg-cfg-');
       writeFileSync(join(dir, 'keygate.yaml'), 'defaultApiRateLimit: 5\n');
       writeFileSync(join(dir, 'other.yaml'), 'defaultApiRateLimit: 6\n');
       writeFileSync(join(dir, 'third.yaml'), 'defaultApiRateLimit: 7\n');
