@@ -12,7 +12,7 @@ import type { Clock } from './services/clock.ts';
 import { AppError } from './services/errors.ts';
 import { handleError } from './http/problem.ts';
 import { canonicalPath } from './http/canonical-path.ts';
-import { apiKeyResolver, resolveCaller, sessionResolver, type KeyAuthenticator } from './http/caller/resolve.ts';
+import { apiKeyResolver, resolveCaller, sessionResolver } from './http/caller/resolve.ts';
 import { spendKeyQuota } from './http/quota.ts';
 import { enforcePolicy, type PolicyHolder } from './http/policy/middleware.ts';
 import { authRoutes } from './http/routes/auth.ts';
@@ -30,8 +30,6 @@ export interface AppDeps {
   pool: Pool;
   accounts: AccountService;
   keys: KeyService;
-  /** How a presented key is verified (the key service, or its cache in front). */
-  verifier: KeyAuthenticator;
   counters: CounterStore;
   policy: PolicyHolder;
   upstream: Upstream | null;
@@ -101,7 +99,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     await next();
   }
 
-  const resolvers = [...(config.apiKeys.enabled ? [apiKeyResolver(deps.verifier, mcpPath)] : []), sessionResolver(deps.accounts)];
+  const resolvers = [...(config.apiKeys.enabled ? [apiKeyResolver(deps.keys, mcpPath)] : []), sessionResolver(deps.accounts)];
   const local = [
     healthRoutes({ probes: deps.probes, registry: deps.registry }),
     authRoutes({ accounts: deps.accounts, signUp: config.auth.signUp, secureCookies: config.publicUrl?.startsWith('https:') ?? false }).prefix(prefix),

@@ -100,11 +100,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   live = policy;
   if (reloadWanted) await reloadPolicy();
   const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser });
-  const keys = createKeyService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey });
+  const keys = createKeyService({ pool, verifier, counters, config, clock, onKeyChanged: verifier.forgetKey });
   const upstream = config.upstream.url ? createUpstream(config.upstream.url) : null;
 
   const { app, routes } = createApp({
-    config, pool, accounts, keys, verifier, counters, policy, upstream, logger, clock, registry,
+    config, pool, accounts, keys, counters, policy, upstream, logger, clock, registry,
     extraRouters: [mcpRoutes({ config, keys, policy, upstream }), webRoutes({ config })],
     probes: [
       { name: 'postgres', check: async () => void (await pool.query('SELECT 1')) },

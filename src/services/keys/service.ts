@@ -12,12 +12,15 @@ import { stampedQuota } from '../plans.ts';
 import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { quotaCounterName } from '../quota.ts';
-import { generateKey, hasValidChecksum, keyStart } from './format.ts';
+import { generateKey, keyStart } from './format.ts';
+import type { KeyVerifier } from './verifier.ts';
 import { signal } from '../../store/notify.ts';
 import type { ApiKeyView, AuthResult, KeyState, Permissions } from './types.ts';
 
 export interface KeyServiceDeps {
   pool: Pool;
+  /** Where presented keys are verified (cached, invalidated by signals): see verifier.ts. */
+  verifier: Pick<KeyVerifier, 'authenticate'>;
   counters: CounterStore;
   config: Pick<Config, 'apiKeys' | 'ai' | 'mcpServer' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
   clock: Clock;
@@ -76,7 +79,7 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
 
 export type KeyService = ReturnType<typeof createKeyService>;
 
-export function createKeyService({ pool, counters, config, clock, onKeyChanged }: KeyServiceDeps) {
+export function createKeyService({ pool, verifier, counters, config, clock, onKeyChanged }: KeyServiceDeps) {
   const apiKeys = config.apiKeys;
   const requireEnabled = () => {
     if (!apiKeys.enabled) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
@@ -209,12 +212,11 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged }
       };
     },
 
-    /** Looks a presented key up by its hash. The checksum is checked first, with no query. */
-    async authenticate(plaintext: string): Promise<AuthResult> {
-      if (!apiKeys.enabled || !hasValidChecksum(plaintext)) return { status: 'unknown' };
-      const row = await keys.findKeyByHash(pool, sha256(plaintext));
-      return authResultOf(row, clock());
-    },
+    /**
+     * Verifies a presented key: the checksum first (no query), then the verifier's cache, then the
+     * database by the key's hash. Expected outcomes are values; only the HTTP edge answers them.
+     */
+    authenticate: (plaintext: string): Promise<AuthResult> => verifier.authenticate(plaintext),
   };
 }
 
