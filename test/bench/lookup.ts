@@ -9,10 +9,24 @@ import type { Queryable } from '../../src/store/db.ts';
 import { quantile } from './load.ts';
 
 export interface LookupTimes { p50: number; p99: number }
-export interface LookupAt { rows: number; hits: LookupTimes; misses: LookupTimes; plan: string }
+export interface LookupAt {
+  rows: number;
+  hits: LookupTimes;
+  misses: LookupTimes;
+  /** How apikeys is read, e.g. "Index Scan using apikeys_key_hash_key". */
+  plan: string;
+  /** Median time of a hit inside PostgreSQL (EXPLAIN ANALYZE), µs: planning, then execution. */
+  planMicros: number;
+  serverMicros: number;
+  /** Pages a hit touches, on average; and of those, read from outside shared_buffers. */
+  pages: number;
+  pagesRead: number;
+}
 export interface LookupBenchResult {
   small: LookupAt;
   large: LookupAt;
+  /** The large database again, with findKeyByHash's statement prepared once (a named statement). */
+  prepared: { hits: LookupTimes; misses: LookupTimes };
   /** Seconds to insert the large database's keys, then VACUUM and ANALYZE. */
   insertSeconds: number;
 }
@@ -41,27 +55,62 @@ async function storeKeys(pool: pg.Pool, rows: number): Promise<void> {
   await pool.query('CHECKPOINT').catch(() => {});
 }
 
-/** EXPLAIN of the very statement findKeyByHash sends, caught on its way to the pool. */
-async function planOf(pool: pg.Pool, hash: Buffer): Promise<string> {
+/** The very statement findKeyByHash sends, caught on its way to the pool. */
+async function lookupSql(): Promise<string> {
   let sql = '';
   const spy = { query: (text: string) => ((sql = text), Promise.resolve({ rows: [] })) } as unknown as Queryable;
-  await findKeyByHash(spy, hash);
-  const { rows } = await pool.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, [hash]);
-  const scans: string[] = [];
-  const walk = (node: Record<string, unknown>) => {
-    if (node['Relation Name'] === 'apikeys') scans.push(`${String(node['Node Type'])}${node['Index Name'] ? ` using ${String(node['Index Name'])}` : ''}`);
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-  };
-  const doc = rows[0]?.['QUERY PLAN'] as { Plan: Record<string, unknown> }[] | undefined;
-  if (doc?.[0]) walk(doc[0].Plan);
-  return scans.join(', ') || 'unknown';
+  await findKeyByHash(spy, keyHash(1));
+  return sql;
 }
 
-interface Side { pool: pg.Pool; rows: number; hitTimes: Float64Array; missTimes: Float64Array }
+interface PlanNode { 'Node Type'?: string; 'Relation Name'?: string; 'Index Name'?: string; 'Shared Hit Blocks'?: number; 'Shared Read Blocks'?: number; Plans?: PlanNode[] }
+
+/**
+ * How PostgreSQL runs the lookup: the scan of apikeys, and over `samples` random hits the median
+ * time spent in the server and the pages touched, from shared buffers or read from outside them.
+ */
+async function explain(pool: pg.Pool, rows: number, samples = 200): Promise<Pick<LookupAt, 'plan' | 'planMicros' | 'serverMicros' | 'pages' | 'pagesRead'>> {
+  const sql = await lookupSql();
+  const times = new Float64Array(samples);
+  const planning = new Float64Array(samples);
+  let pages = 0;
+  let read = 0;
+  let plan = 'unknown';
+  for (let i = 0; i < samples; i++) {
+    const { rows: out } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode; 'Planning Time': number; 'Execution Time': number }[] }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, [keyHash(1 + Math.floor(Math.random() * rows))]);
+    const doc = out[0]?.['QUERY PLAN'][0];
+    if (!doc) continue;
+    times[i] = doc['Execution Time'] * 1000;
+    planning[i] = doc['Planning Time'] * 1000;
+    pages += (doc.Plan['Shared Hit Blocks'] ?? 0) + (doc.Plan['Shared Read Blocks'] ?? 0);
+    read += doc.Plan['Shared Read Blocks'] ?? 0;
+    const scans: string[] = [];
+    const walk = (node: PlanNode) => {
+      if (node['Relation Name'] === 'apikeys') scans.push(`${node['Node Type'] ?? '?'}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}`);
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(doc.Plan);
+    plan = scans.join(', ') || plan;
+  }
+  return { plan, planMicros: quantile(planning.sort(), 0.5), serverMicros: quantile(times.sort(), 0.5), pages: pages / samples, pagesRead: read / samples };
+}
+
+interface Side { pool: pg.Pool; db: Queryable; rows: number; hitTimes: Float64Array; missTimes: Float64Array }
+
+function side(url: string, rows: number, lookups: number, prepared = false): Side {
+  // One connection each, as one request's lookup sees it: no pool contention in the figure.
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  // The same statement, sent as a named one: parsed and planned once per connection.
+  const db = prepared
+    ? ({ query: (text: string, values: unknown[]) => pool.query({ name: 'bench-find-key-by-hash', text, values }) } as unknown as Queryable)
+    : pool;
+  return { pool, db, rows, hitTimes: new Float64Array(lookups), missTimes: new Float64Array(lookups) };
+}
 
 async function timed(side: Side, hash: Buffer, expectFound: boolean): Promise<number> {
   const t = process.hrtime.bigint();
-  const row = await findKeyByHash(side.pool, hash);
+  const row = await findKeyByHash(side.db, hash);
   const micros = Number(process.hrtime.bigint() - t) / 1e3;
   if (!!row !== expectFound) throw new Error(`a lookup among ${side.rows} keys answered wrongly (expected ${expectFound ? 'a row' : 'none'})`);
   return micros;
@@ -77,9 +126,10 @@ export async function benchLookup(smallUrl: string, largeUrl: string, opts: Look
   const largeRows = opts.largeRows ?? 1_000_000;
   const lookups = opts.lookups ?? 10_000;
   const log = opts.log ?? (() => {});
-  // One connection each, as one request's lookup sees it: no pool contention in the figure.
-  const small: Side = { pool: new pg.Pool({ connectionString: smallUrl, max: 1 }), rows: smallRows, hitTimes: new Float64Array(lookups), missTimes: new Float64Array(lookups) };
-  const large: Side = { pool: new pg.Pool({ connectionString: largeUrl, max: 1 }), rows: largeRows, hitTimes: new Float64Array(lookups), missTimes: new Float64Array(lookups) };
+  const small = side(smallUrl, smallRows, lookups);
+  const large = side(largeUrl, largeRows, lookups);
+  const prepared = side(largeUrl, largeRows, lookups, true);
+  const sides = [small, large, prepared];
   try {
     await storeKeys(small.pool, smallRows);
     const started = process.hrtime.bigint();
@@ -89,22 +139,22 @@ export async function benchLookup(smallUrl: string, largeUrl: string, opts: Look
 
     const hitOf = (s: Side) => keyHash(1 + Math.floor(Math.random() * s.rows));
     for (let i = 0; i < 1000; i++) {
-      for (const s of [small, large]) {
+      for (const s of sides) {
         await timed(s, hitOf(s), true);
         await timed(s, missHash(), false);
       }
     }
     for (let i = 0; i < lookups; i++) {
-      const order = i % 2 ? [small, large] : [large, small];
-      for (const s of order) {
+      // Each side goes first in turn.
+      for (let j = 0; j < sides.length; j++) {
+        const s = sides[(i + j) % sides.length]!;
         s.hitTimes[i] = await timed(s, hitOf(s), true);
         s.missTimes[i] = await timed(s, missHash(), false);
       }
     }
-    const at = async (s: Side): Promise<LookupAt> => ({ rows: s.rows, hits: stats(s.hitTimes), misses: stats(s.missTimes), plan: await planOf(s.pool, keyHash(s.rows)) });
-    return { small: await at(small), large: await at(large), insertSeconds };
+    const at = async (s: Side): Promise<LookupAt> => ({ rows: s.rows, hits: stats(s.hitTimes), misses: stats(s.missTimes), ...(await explain(s.pool, s.rows)) });
+    return { small: await at(small), large: await at(large), prepared: { hits: stats(prepared.hitTimes), misses: stats(prepared.missTimes) }, insertSeconds };
   } finally {
-    await small.pool.end();
-    await large.pool.end();
+    for (const s of sides) await s.pool.end();
   }
 }

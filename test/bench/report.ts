@@ -61,8 +61,11 @@ export function httpTable(targets: readonly TargetFigures[]): string {
 
 export function lookupTable(r: LookupBenchResult): string {
   const us = (n: number) => `${Math.round(n)}`;
-  const row = (a: LookupBenchResult['small']) => [a.rows.toLocaleString('en'), us(a.hits.p50), us(a.hits.p99), us(a.misses.p50), us(a.misses.p99)];
-  return table(['Stored keys', 'hit p50 µs', 'hit p99 µs', 'miss p50 µs', 'miss p99 µs'], [row(r.small), row(r.large)]);
+  const row = (a: LookupBenchResult['small']) => [
+    a.rows.toLocaleString('en'), us(a.hits.p50), us(a.hits.p99), us(a.misses.p50), us(a.misses.p99),
+    `${a.planMicros.toFixed(0)} + ${a.serverMicros.toFixed(0)}`, `${a.pages.toFixed(1)} (${a.pagesRead.toFixed(1)} read)`,
+  ];
+  return table(['Stored keys', 'hit p50 µs', 'hit p99 µs', 'miss p50 µs', 'miss p99 µs', 'in server µs (plan + run)', 'pages per hit'], [row(r.small), row(r.large)]);
 }
 
 export function policyLine(p: PolicyBenchResult): string {

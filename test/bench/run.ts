@@ -216,7 +216,9 @@ async function main(): Promise<number> {
   if (lookup) {
     log(`\n${lookupTable(lookup)}\n`);
     log(`Plan: ${lookup.small.plan} among ${lookup.small.rows.toLocaleString('en')} keys, ${lookup.large.plan} among ${lookup.large.rows.toLocaleString('en')}; storing the million took ${lookup.insertSeconds.toFixed(1)} s. ` +
-      `p99 ratio: hits ${times(lookup.large.hits.p99 / lookup.small.hits.p99)}, misses ${times(lookup.large.misses.p99 / lookup.small.misses.p99)}`);
+      `p99 ratio: hits ${times(lookup.large.hits.p99 / lookup.small.hits.p99)}, misses ${times(lookup.large.misses.p99 / lookup.small.misses.p99)}.`);
+    log(`The same lookup among the million as a prepared (named) statement: hit p50 ${Math.round(lookup.prepared.hits.p50)} µs, p99 ${Math.round(lookup.prepared.hits.p99)} µs; ` +
+      `miss p50 ${Math.round(lookup.prepared.misses.p50)} µs, p99 ${Math.round(lookup.prepared.misses.p99)} µs.`);
   }
   log(`\n${verdictTable(verdicts)}\n`);
   const missed = verdicts.filter((v) => !v.met).length;
