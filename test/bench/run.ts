@@ -1,9 +1,10 @@
-// npm run bench [-- --quick] [--rounds N] [--seconds S] [--warmup S] [--connections C] [--strict]
+// npm run bench [-- --quick] [--rounds N] [--seconds S] [--warmup S] [--connections C] [--strict] [--profile DIR]
 //
 // Measures keygate against the ceilings it cannot beat, on this machine, against real PostgreSQL
 // (DATABASE_URL) and Redis (REDIS_URL): (a) bare Koa, (b) keygate answering a key request itself,
 // (c) keygate forwarding a key request to (a), (d) a plain proxy forwarding to (a). Then a policy
 // decision, and a key lookup among a million stored keys. See docs/performance.md.
+import { readFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,6 +33,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     strict: { type: 'boolean', default: false },
+    profile: { type: 'string' },
   },
 });
 const positive = (name: string, v: string) => {
@@ -48,8 +50,24 @@ const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 const log = (line: string) => console.log(line);
 const loadLine = () => loadavg().map((n) => n.toFixed(2)).join(' ');
-// Anything else using a third of the cores skews every figure of a run on a small machine.
-const busy = () => (loadavg()[0] ?? 0) > cpus().length / 3;
+
+/** Share of all cores busy over `ms`, from /proc/stat; null where there is none. */
+async function cpuBusy(ms = 2000): Promise<number | null> {
+  const sample = async () => {
+    const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (f[3] ?? 0) + (f[4] ?? 0);
+    return { idle, total: f.reduce((a, b) => a + b, 0) };
+  };
+  try {
+    const a = await sample();
+    await new Promise((r) => setTimeout(r, ms));
+    const b = await sample();
+    return b.total > a.total ? 1 - (b.idle - a.idle) / (b.total - a.total) : null;
+  } catch {
+    return null;
+  }
+}
 
 // Everything started is stopped, and the database dropped, whatever happens: last in, first out.
 const cleanups: { what: string; fn: () => Promise<unknown> }[] = [];
@@ -80,7 +98,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 async function server(name: string, kind: ServerKind, opts?: ServerOptions): Promise<ServerProcess> {
-  const s = await startServer(name, kind, opts);
+  // Only the gateways are profiled: they are what the figures are about.
+  const s = await startServer(name, kind, opts, kind === 'keygate' && args.profile ? resolve(args.profile, name.slice(1, 2)) : null);
   cleanups.push({ what: `stopping ${name}`, fn: () => s.stop() });
   return s;
 }
@@ -106,7 +125,11 @@ async function main(): Promise<number> {
   log(`keygate bench: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
   log(`PostgreSQL ${new URL(DATABASE_URL).host}, Redis ${new URL(REDIS_URL).host}; ${ROUNDS} rounds × 4 targets × ${SECONDS} s at ${CONNECTIONS} connections after ${WARMUP} s warm-up each${args.quick ? '; --quick: no million-key lookup' : ''}\n`);
   await checkServices(DATABASE_URL, REDIS_URL);
-  log(`Load average before: ${loadLine()}${busy() ? ' — the machine is busy with something else; figures will be low and noisy' : ''}\n`);
+  // Anything else running skews every figure of a run on a small machine: say so up front.
+  const busy = await cpuBusy();
+  const warn = busy !== null ? busy > 0.15 : (loadavg()[0] ?? 0) > cpus().length / 3;
+  log(`Before the run: CPU ${busy === null ? 'use unknown' : `${Math.round(busy * 100)}% busy`}, load average ${loadLine()}` +
+    `${warn ? ' — something else is running; figures will be low and noisy' : ''}\n`);
 
   log('Policy decision (loadPolicyEngine, variant A)');
   const policy = await benchPolicy();
@@ -221,6 +244,7 @@ async function main(): Promise<number> {
       `miss p50 ${Math.round(lookup.prepared.misses.p50)} µs, p99 ${Math.round(lookup.prepared.misses.p99)} µs.`);
   }
   log(`\n${verdictTable(verdicts)}\n`);
+  if (args.profile) log(`CPU profiles of (b) and (c), warm-up and hang-ups included, in ${resolve(args.profile)}/b and /c; the largest file of each is the server's main thread (open it in Chrome DevTools, or: node --import tsx test/bench/profile-top.ts FILE)`);
   const missed = verdicts.filter((v) => !v.met).length;
   log(`${verdicts.length - missed} of ${verdicts.length} targets met; ${Math.round((Date.now() - started) / 1000)} s in all. Load average after: ${loadLine()}`);
   return args.strict && missed ? 1 : 0;
