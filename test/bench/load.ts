@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import autocannon from 'autocannon';
 
 export interface LoadTarget {
@@ -60,7 +61,6 @@ export function load(target: LoadTarget, opts: LoadOptions): Promise<LoadResult>
  * and load balancers do. Resolves once all are gone; the server's own stats say how it coped.
  */
 export async function hangUps(target: LoadTarget, count: number): Promise<void> {
-  const { request } = await import('node:http');
   for (let i = 0; i < count; i++) {
     await new Promise<void>((done) => {
       const req = request(target.url, { headers: target.headers }, (res) => res.destroy());
