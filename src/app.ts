@@ -53,6 +53,9 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   const { config, logger } = deps;
   const app = new Koa<GatewayState>();
   app.proxy = false;
+  // What reaches here is a response stream that broke after the pipeline was done (a client that
+  // hung up, say); errors of the pipeline itself are answered and logged by `problems`.
+  app.on('error', (err: Error) => logger.debug({ err: { name: err.name, message: err.message } }, 'response stream ended early'));
   const prefix = config.apiPrefix;
   const mcpPath = `${prefix}/mcp`;
   const mcpPathLower = mcpPath.toLowerCase();

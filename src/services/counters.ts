@@ -34,6 +34,8 @@ export function createRedisConnection(url: string): Redis {
   // command fail within a second instead of queueing requests behind it.
   const redis = new Redis(url, {
     enableOfflineQueue: false,
+    // Concurrent requests' counter commands share one write to the socket.
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     commandTimeout: 1000,
     connectTimeout: 1000,
@@ -43,6 +45,11 @@ export function createRedisConnection(url: string): Redis {
   redis.on('error', () => {});
   return redis;
 }
+
+// One round trip and atomic: the window's expiry is set by the increment that opens it.
+const INCREMENT_WINDOW = `local v = redis.call('INCR', KEYS[1])
+if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return v`;
 
 export function createRedisCounters(redis: Redis, prefix = 'keygate:'): CounterStore {
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -56,10 +63,7 @@ export function createRedisCounters(redis: Redis, prefix = 'keygate:'): CounterS
     kind: 'redis',
     increment: (name, windowStart, ttlSeconds) =>
       guard(async () => {
-        const key = windowKey(prefix, name, windowStart);
-        const res = await redis.multi().incr(key).expire(key, ttlSeconds, 'NX').exec();
-        const [err, value] = res?.[0] ?? [new Error('no reply'), null];
-        if (err) throw err;
+        const value = await redis.eval(INCREMENT_WINDOW, 1, windowKey(prefix, name, windowStart), ttlSeconds);
         return Number(value);
       }),
     decrement: (name, windowStart) => guard(async () => void (await redis.decr(windowKey(prefix, name, windowStart)))),

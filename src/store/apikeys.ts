@@ -51,13 +51,15 @@ export interface KeyWithOwnerRow extends ApiKeyRow {
 }
 
 export async function findKeyByHash(db: Queryable, keyHash: Buffer): Promise<KeyWithOwnerRow | null> {
-  const { rows } = await db.query<KeyWithOwnerRow>(
-    `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.enabled, k.expires_at,
+  // A named statement: PostgreSQL plans it once per connection, which is most of a lookup's cost.
+  const { rows } = await db.query<KeyWithOwnerRow>({
+    name: 'find-key-by-hash',
+    text: `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.enabled, k.expires_at,
             k.revoked_at, k.created_at, k.last_used_at, k.created_at::text AS created_cursor, u.banned AS owner_banned,
             u.email AS owner_email, u.name AS owner_name, u.role AS owner_role, u.plan AS owner_plan
        FROM apikeys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,
-    [keyHash],
-  );
+    values: [keyHash],
+  });
   return rows[0] ?? null;
 }
 

