@@ -58,7 +58,7 @@ async function storeKeys(pool: pg.Pool, rows: number): Promise<void> {
 /** The very statement findKeyByHash sends, caught on its way to the pool. */
 async function lookupSql(): Promise<string> {
   let sql = '';
-  const spy = { query: (text: string) => ((sql = text), Promise.resolve({ rows: [] })) } as unknown as Queryable;
+  const spy = { query: (q: string | { text: string }) => ((sql = typeof q === 'string' ? q : q.text), Promise.resolve({ rows: [] })) } as unknown as Queryable;
   await findKeyByHash(spy, keyHash(1));
   return sql;
 }
@@ -101,10 +101,11 @@ interface Side { pool: pg.Pool; db: Queryable; rows: number; hitTimes: Float64Ar
 function side(url: string, rows: number, lookups: number, prepared = false): Side {
   // One connection each, as one request's lookup sees it: no pool contention in the figure.
   const pool = new pg.Pool({ connectionString: url, max: 1 });
-  // The same statement, sent as a named one: parsed and planned once per connection.
+  // findKeyByHash sends a named statement (parsed and planned once per connection); the plain
+  // sides send the same text unnamed, planned on every lookup, to show what naming it saves.
   const db = prepared
-    ? ({ query: (text: string, values: unknown[]) => pool.query({ name: 'bench-find-key-by-hash', text, values }) } as unknown as Queryable)
-    : pool;
+    ? pool
+    : ({ query: (q: { text: string; values: unknown[] }) => pool.query(q.text, q.values) } as unknown as Queryable);
   return { pool, db, rows, hitTimes: new Float64Array(lookups), missTimes: new Float64Array(lookups) };
 }
 

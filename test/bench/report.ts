@@ -1,4 +1,4 @@
-// Formats the results as Markdown tables, ready to paste into docs/performance.md, and judges each
+// Formats the results as Markdown tables, ready to paste into test/bench/README.md, and judges each
 // target: met, or missed and by how much.
 import type { LookupBenchResult } from './lookup.ts';
 import type { PolicyBenchResult } from './policy.ts';

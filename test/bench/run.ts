@@ -3,7 +3,7 @@
 // Measures keygate against the ceilings it cannot beat, on this machine, against real PostgreSQL
 // (DATABASE_URL) and Redis (REDIS_URL): (a) bare Koa, (b) keygate answering a key request itself,
 // (c) keygate forwarding a key request to (a), (d) a plain proxy forwarding to (a). Then a policy
-// decision, and a key lookup among a million stored keys. See docs/performance.md.
+// decision, and a key lookup among a million stored keys. See test/bench/README.md.
 import { readFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { resolve } from 'node:path';
