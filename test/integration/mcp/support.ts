@@ -1,61 +1,11 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '../../support/http.ts';
 
-/** What the echo upstream saw of one request. */
-export interface Seen { method: string; path: string; query: Record<string, string | string[]>; headers: IncomingHttpHeaders; body: unknown }
+import { startEcho, TRACE, type Echo, type Seen } from '../../support/echo.ts';
 
-export interface Echo { url: string; seen: Seen[]; last(): Seen; close(): Promise<void> }
-
-/**
- * A small real upstream: records every request and answers it as JSON. `/api/fail/<status>` answers
- * that status with a problem body, so tests can watch an upstream failure reach the agent.
- */
-export async function startEcho(): Promise<Echo> {
-  const seen: Seen[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://upstream');
-      const query: Record<string, string | string[]> = {};
-      for (const k of new Set(url.searchParams.keys())) {
-        const all = url.searchParams.getAll(k);
-        query[k] = all.length > 1 ? all : all[0]!;
-      }
-      const text = Buffer.concat(chunks).toString('utf8');
-      const entry: Seen = { method: req.method ?? '', path: url.pathname, query, headers: req.headers, body: text ? JSON.parse(text) : undefined };
-      seen.push(entry);
-      const fail = /^\/api\/fail\/(\d{3})$/.exec(url.pathname);
-      res.setHeader('content-type', 'application/json');
-      if (fail) {
-        res.statusCode = Number(fail[1]);
-        res.end(JSON.stringify({ detail: 'the upstream says no' }));
-        return;
-      }
-      res.statusCode = req.method === 'POST' ? 201 : 200;
-      res.end(JSON.stringify({ method: entry.method, path: entry.path, query, body: entry.body ?? null }));
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    last: () => {
-      const s = seen[seen.length - 1];
-      if (!s) throw new Error('the upstream saw no request');
-      return s;
-    },
-    close: () => new Promise<void>((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    }),
-  };
-}
+export { startEcho, TRACE, type Echo, type Seen };
 
 /** Connects the SDK's real client over Streamable HTTP, with the key in the header given. */
 export async function connectMcp(base: string, headers: Record<string, string>): Promise<McpClient> {
