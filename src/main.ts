@@ -68,6 +68,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // Null until the stored policy is first read; a signal before then asks for a reload after it.
   let live: PolicyHolder | null = null;
   let reloadWanted = false;
+  // Reloads can overlap; only the latest one started may swap its engine in.
+  let reloadSeq = 0;
   // A reload builds a whole new engine and swaps it in one assignment: no request is decided
   // against a half-loaded policy. A failed reload keeps the policy in force.
   const reloadPolicy = async () => {
@@ -76,7 +78,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       return;
     }
     try {
-      live.current = await loadStoredEngine(pool, modelText);
+      const seq = ++reloadSeq;
+      const engine = await loadStoredEngine(pool, modelText);
+      if (seq !== reloadSeq) return;
+      live.current = engine;
       logger.info('policy reloaded');
     } catch (err) {
       logger.error({ err }, 'policy reload failed; keeping the policy in force');

@@ -1,10 +1,11 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { AppError, type FieldError } from '../services/errors.ts';
+import { AppError, notFound, type FieldError } from '../services/errors.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.');
+/** Over the limit, the rest of the body is not worth reading: the connection closes after the answer. */
+export const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.', {}, { Connection: 'close' });
 
 async function readRaw(ctx: Context): Promise<string> {
   const declared = Number(ctx.get('content-length') || 0);
@@ -61,5 +62,14 @@ export function parseQuery<S extends z.ZodType>(ctx: Context, schema: S): z.infe
 export function parseParams<S extends z.ZodType>(params: unknown, schema: S): z.infer<S> {
   const result = schema.safeParse(params);
   if (!result.success) throw invalid(result.error, 'path');
+  return result.data;
+}
+
+const uuid = z.uuid();
+
+/** A path id that is not a UUID names nothing we have: 404, exactly like an unknown one. */
+export function idParam(params: { id?: string }, what: string): string {
+  const result = uuid.safeParse(params.id);
+  if (!result.success) throw notFound(what);
   return result.data;
 }

@@ -53,7 +53,13 @@ export function canonicalizePath(raw: string): string {
  * upstream then see exactly the path the policy saw.
  */
 export async function canonicalPath(ctx: GatewayContext, next: Next) {
-  const canonical = canonicalizePath(ctx.path);
+  // From the raw request target, not ctx.path: Koa's URL parser quietly drops a fragment and turns
+  // "\\" into "/" when one is present, and would accept an absolute-form target naming another host.
+  const raw = ctx.req.url ?? '';
+  if (!raw.startsWith('/')) throw unsafe('the request target must be a path starting with "/"');
+  if (raw.includes('#')) throw unsafe('it contains a "#" fragment');
+  const q = raw.indexOf('?');
+  const canonical = canonicalizePath(q < 0 ? raw : raw.slice(0, q));
   if (canonical !== ctx.path) ctx.path = canonical;
   ctx.state.canonicalPath = canonical;
   await next();

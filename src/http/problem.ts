@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { AppError, type ErrorCode } from '../services/errors.ts';
+import { AppError, isStoreUnavailable, type ErrorCode } from '../services/errors.ts';
 
 // The one place that writes application/problem+json (RFC 9457).
 
@@ -42,17 +42,6 @@ function fromHttpError(err: { status?: number; expose?: boolean; message?: strin
   const code = err.status ? byStatus[err.status] : undefined;
   if (!code) return null;
   return new AppError(code, err.expose && err.message ? err.message : titles[err.status!] ?? 'Error');
-}
-
-/**
- * A database that cannot be reached (refused, dropped, shutting down, not accepting connections, or
- * the pool timing out) is an outage, not a bug: the request fails closed with 503.
- */
-export function isStoreUnavailable(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  const { code, message } = err as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || code === '55000' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
-  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
 }
 
 export const internalError = () => ({

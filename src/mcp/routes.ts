@@ -77,6 +77,8 @@ export function mcpRoutes({ config, keys, policy, upstream }: McpDeps): Router<G
     // The policy refuses sessions here; this is the second lock, in the OAuth form (problems in app.ts).
     if (caller.kind !== 'key') throw new AppError('FORBIDDEN', 'The MCP server takes an API key with MCP access, not a session.');
     const body = await parseBody(ctx, z.unknown());
+    // One message per request: a JSON-RPC batch would run many tool calls for one unit of quota.
+    if (Array.isArray(body)) throw new AppError('VALIDATION_FAILED', 'JSON-RPC batches are not accepted here; send one message per request.');
     const server = buildMcpServer({
       caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix,
       forwarded: { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol },

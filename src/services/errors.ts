@@ -67,3 +67,14 @@ export const unavailable = (what: string, cause?: unknown) => {
   if (cause) (e as { cause?: unknown }).cause = cause;
   return e;
 };
+
+/**
+ * A database that cannot be reached (refused, dropped, shutting down, not accepting connections, or
+ * the pool timing out) is an outage, not a bug: the request fails closed with 503.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || code === '55000' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
+}

@@ -12,8 +12,8 @@ export interface KeyAuthenticator { authenticate(plaintext: string): Promise<Aut
 
 /** The key presented on this request: `x-api-key`, or a Bearer token on the MCP endpoint. */
 export function presentedKey(ctx: GatewayContext, mcpPath: string): string | null {
-  const header = ctx.get('x-api-key');
-  if (header) return header;
+  // Present but empty still makes a key request (that fails): it must not fall back to the cookie.
+  if (ctx.req.headers['x-api-key'] !== undefined) return ctx.get('x-api-key');
   if (ctx.path === mcpPath) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     if (m) return m[1]!;

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Next } from 'koa';
+import { Transform } from 'node:stream';
 import { Pool as UndiciPool } from 'undici';
+import { MAX_BODY_BYTES, tooLarge } from '../body.ts';
 import { AppError } from '../../services/errors.ts';
 import { SESSION_COOKIE } from '../cookies.ts';
 import type { Caller, GatewayContext } from '../state.ts';
@@ -47,7 +49,7 @@ export function forwardHeaders(incoming: IncomingHttpHeaders, caller: Caller, ex
 
 export interface Upstream {
   /** Sends one request upstream; the response body is a stream the caller must consume. */
-  send(req: { method: string; path: string; headers: Record<string, string>; body?: NodeJS.ReadableStream | string }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: NodeJS.ReadableStream & { text(): Promise<string> } }>;
+  send(req: { method: string; path: string; headers: Record<string, string>; body?: NodeJS.ReadableStream | Transform | string }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: NodeJS.ReadableStream & { text(): Promise<string> } }>;
   close(): Promise<void>;
 }
 
@@ -84,6 +86,24 @@ export function relay(ctx: GatewayContext, res: Awaited<ReturnType<Upstream['sen
   ctx.body = res.body;
 }
 
+/** Passes a body through, failing the stream once it passes MAX_BODY_BYTES. */
+function limitBody(source: NodeJS.ReadableStream): { stream: Transform; exceeded(): boolean } {
+  let size = 0;
+  let over = false;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        over = true;
+        return done(tooLarge());
+      }
+      done(null, chunk);
+    },
+  });
+  source.pipe(stream);
+  return { stream, exceeded: () => over };
+}
+
 const hasBody = (ctx: GatewayContext) => ctx.get('content-length') !== '' && ctx.get('content-length') !== '0' || ctx.get('transfer-encoding') !== '';
 
 export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, servedHere: (path: string) => boolean) {
@@ -91,15 +111,27 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
     await next();
     if (ctx.body !== undefined || ctx.status !== 404) return;
     // A path served here with another method is not the upstream's business.
-    if (ctx.matched?.length) throw new AppError('METHOD_NOT_ALLOWED', `${ctx.method} is not supported on this route.`);
+    if (ctx.matched?.length) {
+      const allow = [...new Set(ctx.matched.flatMap((layer: { methods: string[] }) => layer.methods))].join(', ');
+      throw new AppError('METHOD_NOT_ALLOWED', `${ctx.method} is not supported on this route.`, {}, { Allow: allow });
+    }
     const underPrefix = ctx.path.startsWith(apiPrefix + '/') || ctx.path === apiPrefix;
     if (!upstream || !underPrefix || servedHere(ctx.path)) throw new AppError('NOT_FOUND', 'No such route.');
-    const res = await upstream.send({
-      method: ctx.method,
-      path: ctx.url,
-      headers: forwardHeaders(ctx.req.headers, ctx.state.caller, { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol }),
-      body: hasBody(ctx) ? ctx.req : undefined,
-    });
+    // The same 1 MiB limit as bodies read here: refused up front when declared, cut off when not.
+    if (Number(ctx.get('content-length') || 0) > MAX_BODY_BYTES) throw tooLarge();
+    const limited = hasBody(ctx) ? limitBody(ctx.req) : null;
+    let res: Awaited<ReturnType<Upstream['send']>>;
+    try {
+      res = await upstream.send({
+        method: ctx.method,
+        path: ctx.path + ctx.search,
+        headers: forwardHeaders(ctx.req.headers, ctx.state.caller, { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol }),
+        body: limited?.stream,
+      });
+    } catch (e) {
+      if (limited?.exceeded()) throw tooLarge();
+      throw e;
+    }
     relay(ctx, res);
   };
 }

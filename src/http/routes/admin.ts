@@ -4,7 +4,7 @@ import type { AccountService } from '../../services/accounts.ts';
 import type { KeyService } from '../../services/keys/service.ts';
 import type { Pool } from '../../store/db.ts';
 import { listAuditLog } from '../../services/audit.ts';
-import { parseParams, parseQuery } from '../body.ts';
+import { idParam, parseQuery } from '../body.ts';
 import type { GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { requireSessionCaller } from './callers.ts';
@@ -13,7 +13,6 @@ const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   cursor: z.string().max(200).optional(),
 }).strict();
-const idParams = z.object({ id: z.uuid('not an id') });
 
 export interface AdminRoutesDeps { keys: KeyService; accounts: AccountService; pool: Pool }
 
@@ -28,7 +27,7 @@ export function adminRoutes({ keys, accounts, pool }: AdminRoutesDeps): Router<G
 
   router.delete('/admin/api-keys/:id', async (ctx) => {
     const admin = requireSessionCaller(ctx);
-    const { id } = parseParams(ctx.params, idParams);
+    const id = idParam(ctx.params, 'API key');
     await keys.adminRevokeKey(admin.user.id, id, requestMeta(ctx));
     ctx.status = 204;
   });
@@ -39,11 +38,11 @@ export function adminRoutes({ keys, accounts, pool }: AdminRoutesDeps): Router<G
   });
 
   router.post('/admin/users/:id/ban', async (ctx) => {
-    await accounts.setBanned(parseParams(ctx.params, idParams).id, true);
+    await accounts.setBanned(idParam(ctx.params, 'user'), true);
     ctx.status = 204;
   });
   router.post('/admin/users/:id/unban', async (ctx) => {
-    await accounts.setBanned(parseParams(ctx.params, idParams).id, false);
+    await accounts.setBanned(idParam(ctx.params, 'user'), false);
     ctx.status = 204;
   });
 

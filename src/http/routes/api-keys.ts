@@ -1,15 +1,14 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { KeyService } from '../../services/keys/service.ts';
-import { parseBody, parseParams } from '../body.ts';
+import { idParam, parseBody, parseParams } from '../body.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { requireUser } from './callers.ts';
 
-const name = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters');
+const name = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters').regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
 const createBodyA = z.object({ name, ai: z.boolean().optional(), mcp: z.boolean().optional() }).strict();
 const createBodyB = z.object({ name }).strict();
-const idParams = z.object({ id: z.uuid('not a key id') });
 
 // The auth layer's own key endpoints take the id in the body or query, better-auth style.
 const updateBody = z.object({
@@ -46,7 +45,7 @@ export function apiKeyRoutes({ keys, variant }: ApiKeyRoutesDeps): Router<Gatewa
   });
   router.post('/api-keys', create);
   router.delete('/api-keys/:id', async (ctx) => {
-    const { id } = parseParams(ctx.params, idParams);
+    const id = idParam(ctx.params, 'API key');
     await keys.revokeKey(requireUser(ctx).user.id, id, requestMeta(ctx));
     ctx.status = 204;
   });

@@ -8,12 +8,14 @@ import type { GatewayContext, GatewayState } from '../state.ts';
 import { requireSessionCaller, requireUser } from './callers.ts';
 
 const email = z.string().trim().toLowerCase().pipe(z.email()).pipe(z.string().max(254));
-const signUpBody = z.object({ email, password: z.string().min(8).max(128), name: z.string().trim().min(1).max(100) }).strict();
+// Text that lands in the database: PostgreSQL refuses NUL, and control characters have no place in a name.
+const text = (max: number) => z.string().trim().min(1).max(max).regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
+const signUpBody = z.object({ email, password: z.string().min(8).max(128).regex(/^[^\u0000]*$/, 'must not contain NUL'), name: text(100) }).strict();
 const signInBody = z.object({ email: z.string().trim().max(254), password: z.string().max(1024) }).strict();
 const revokeSessionBody = z.object({ sessionId: z.uuid() }).strict();
-const changePasswordBody = z.object({ currentPassword: z.string().max(1024), newPassword: z.string().min(8).max(128) }).strict();
+const changePasswordBody = z.object({ currentPassword: z.string().max(1024), newPassword: z.string().min(8).max(128).regex(/^[^\u0000]*$/, 'must not contain NUL') }).strict();
 const deleteUserBody = z.object({ password: z.string().max(1024) }).strict();
-const createOrgBody = z.object({ name: z.string().trim().min(1).max(100), slug: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lowercase letters, digits and "-"') }).strict();
+const createOrgBody = z.object({ name: text(100), slug: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lowercase letters, digits and "-"') }).strict();
 const setActiveBody = z.object({ organizationId: z.uuid().nullable() }).strict();
 
 export const requestMeta = (ctx: GatewayContext): RequestMeta => ({ ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null });

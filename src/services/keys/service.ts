@@ -7,7 +7,7 @@ import * as users from '../../store/users.ts';
 import * as orgs from '../../store/organizations.ts';
 import type { Clock } from '../clock.ts';
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../counters.ts';
-import { AppError, notFound, unavailable } from '../errors.ts';
+import { AppError, isStoreUnavailable, notFound, unavailable } from '../errors.ts';
 import { stampedQuota } from '../plans.ts';
 import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';
@@ -161,7 +161,8 @@ export function createKeyService({ pool, verifier, counters, config, clock, onKe
           await counters.decrement(createsCounter(actor.userId), day).catch(() => {});
         }
         if (e instanceof AppError) throw e;
-        throw unavailable('database', e);
+        if (isStoreUnavailable(e)) throw unavailable('database', e);
+        throw e;
       }
     },
 

@@ -50,9 +50,19 @@ export function createKeyVerifier(opts: VerifierOptions) {
   const inFlight = new Map<string, Promise<Entry>>();
   const lastUse = new Map<string, Date>();
 
+  // Bumped by every invalidation. A lookup that was in flight across one read the row before the
+  // change, so it answers its callers but is not cached.
+  let epoch = 0;
+  const invalidated = () => {
+    epoch++;
+    inFlight.clear();
+  };
+
   async function load(hash: string, digest: Buffer): Promise<Entry> {
+    const started = epoch;
     const row = await keys.findKeyByHash(pool, digest);
     const entry: Entry = { row };
+    if (epoch !== started) return entry;
     cache.set(hash, entry, row ? {} : { ttl: opts.negativeTtlMs ?? 5_000 });
     if (row) {
       byKeyId.set(row.id, hash);
@@ -87,8 +97,11 @@ export function createKeyVerifier(opts: VerifierOptions) {
         let pending = inFlight.get(hash);
         if (!pending) {
           opts.onLookup?.('miss');
-          pending = load(hash, digest).finally(() => inFlight.delete(hash));
-          inFlight.set(hash, pending);
+          const started: Promise<Entry> = load(hash, digest).finally(() => {
+            if (inFlight.get(hash) === started) inFlight.delete(hash);
+          });
+          pending = started;
+          inFlight.set(hash, started);
         }
         entry = await pending;
       }
@@ -100,17 +113,20 @@ export function createKeyVerifier(opts: VerifierOptions) {
 
     /** Drops what is known of one key (revoked, disabled, renamed, given an expiry). */
     forgetKey(keyId: string) {
+      invalidated();
       const hash = byKeyId.get(keyId);
       if (hash) cache.delete(hash);
     },
 
     /** Drops every key of a user (banned, unbanned, deleted). */
     forgetUser(userId: string) {
+      invalidated();
       for (const hash of [...(byUserId.get(userId) ?? [])]) cache.delete(hash);
     },
 
     /** After a lost connection to the signal channel: anything may have changed meanwhile. */
     forgetAll() {
+      invalidated();
       cache.clear();
     },
 

@@ -145,3 +145,31 @@ describe('key requests while Redis is down', () => {
     }
   });
 });
+
+describe('key verification: a lookup in flight when a key changes', () => {
+  it('answers, but is not cached: the next request looks the key up again', async () => {
+    const gw = await startTestGateway();
+    try {
+      const { client } = await signUp(gw.url);
+      const created = (await client.post('/api/api-keys', { name: 'k' })).body;
+      // Hold the lookup open: the key table is locked until we let go.
+      const locker = await gw.pool.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE apikeys IN ACCESS EXCLUSIVE MODE');
+      const before = await lookups(gw);
+      const pending = new Client(gw.url).withKey(created.key).get('/api/auth/get-session');
+      await new Promise((r) => setTimeout(r, 200));
+      // Any invalidation heard while it is in flight (here: another instance's signal about some key).
+      await gw.pool.query("SELECT pg_notify('keygate_events', $1)", [JSON.stringify({ type: 'key', id: '00000000-0000-4000-8000-000000000000' })]);
+      await new Promise((r) => setTimeout(r, 200));
+      await locker.query('COMMIT');
+      locker.release();
+      expect((await pending).status).to.equal(200);
+      expect((await new Client(gw.url).withKey(created.key).get('/api/auth/get-session')).status).to.equal(200);
+      const after = await lookups(gw);
+      expect((after.miss ?? 0) - (before.miss ?? 0), 'lookups').to.equal(2);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
