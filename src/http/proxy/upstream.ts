@@ -49,7 +49,7 @@ export function forwardHeaders(incoming: IncomingHttpHeaders, caller: Caller, ex
 
 export interface Upstream {
   /** Sends one request upstream; the response body is a stream the caller must consume. */
-  send(req: { method: string; path: string; headers: Record<string, string>; body?: NodeJS.ReadableStream | Transform | string }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: NodeJS.ReadableStream & { text(): Promise<string> } }>;
+  send(req: { method: string; path: string; headers: Record<string, string>; body?: NodeJS.ReadableStream | Transform | string }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: NodeJS.ReadableStream & { text(): Promise<string>; arrayBuffer(): Promise<ArrayBuffer> } }>;
   close(): Promise<void>;
 }
 
@@ -73,7 +73,11 @@ export function createUpstream(url: string): Upstream {
 }
 
 /** Copies an upstream answer onto the Koa response, minus hop-by-hop headers. */
-export function relay(ctx: GatewayContext, res: Awaited<ReturnType<Upstream['send']>>) {
+// Answers up to this size are read whole and sent as one buffer: streaming one costs Koa a
+// pipeline with its own AbortController per response, a measurable share of a small JSON answer.
+const BUFFER_UP_TO = 64 * 1024;
+
+export async function relay(ctx: GatewayContext, res: Awaited<ReturnType<Upstream['send']>>): Promise<void> {
   // A client that hangs up first makes Koa destroy this body, which undici reports as an 'error'
   // event; with no listener that would end the process. Koa still sees the stream end.
   res.body.on('error', () => {});
@@ -82,7 +86,12 @@ export function relay(ctx: GatewayContext, res: Awaited<ReturnType<Upstream['sen
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
     ctx.set(name, value);
   }
-  if (res.headers['content-length'] !== undefined) ctx.length = Number(res.headers['content-length']);
+  const length = res.headers['content-length'] === undefined ? NaN : Number(res.headers['content-length']);
+  if (ctx.method !== 'HEAD' && length <= BUFFER_UP_TO) {
+    ctx.body = Buffer.from(await res.body.arrayBuffer());
+    return;
+  }
+  if (Number.isFinite(length)) ctx.length = length;
   ctx.body = res.body;
 }
 
@@ -132,6 +141,6 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
       if (limited?.exceeded()) throw tooLarge();
       throw e;
     }
-    relay(ctx, res);
+    await relay(ctx, res);
   };
 }
