@@ -211,7 +211,3 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     configPath: path,
   };
 }
-
-export function keyVariant(c: Pick<Config, 'apiKeys'>): 'A' | 'B' | null {
-  return c.apiKeys.enabled ? c.apiKeys.variant : null;
-}

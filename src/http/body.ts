@@ -59,12 +59,6 @@ export function parseQuery<S extends z.ZodType>(ctx: Context, schema: S): z.infe
   return result.data;
 }
 
-export function parseParams<S extends z.ZodType>(params: unknown, schema: S): z.infer<S> {
-  const result = schema.safeParse(params);
-  if (!result.success) throw invalid(result.error, 'path');
-  return result.data;
-}
-
 const uuid = z.uuid();
 
 /** A path id that is not a UUID names nothing we have: 404, exactly like an unknown one. */

@@ -101,11 +101,6 @@ export function createAccountService({ pool, clock, sessionTtlDays, onUserChange
       onUserChanged?.(userId);
     },
 
-    async getUser(userId: string): Promise<UserRecord | null> {
-      const row = await users.findUserById(pool, userId);
-      return row ? userRecord(row) : null;
-    },
-
     /** A ban ends the user's sessions and stops their keys at once; unban lets the keys work again. */
     async setBanned(userId: string, banned: boolean) {
       const found = await withTransaction(pool, async (tx) => {

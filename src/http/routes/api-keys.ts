@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { KeyService } from '../../services/keys/service.ts';
-import { idParam, parseBody, parseParams } from '../body.ts';
+import { idParam, parseBody, parseQuery } from '../body.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { requireUser } from './callers.ts';
@@ -62,8 +62,7 @@ export function apiKeyRoutes({ keys, variant }: ApiKeyRoutesDeps): Router<Gatewa
     ctx.status = 204;
   });
   router.get('/auth/api-key/get', async (ctx) => {
-    const q = getQuery.safeParse(ctx.query);
-    const { id } = q.success ? q.data : parseParams(ctx.query, getQuery);
+    const { id } = parseQuery(ctx, getQuery);
     ctx.body = await keys.getKey(requireUser(ctx).user.id, id);
   });
   router.get('/auth/api-key/list', async (ctx) => {
