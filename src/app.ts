@@ -4,39 +4,69 @@ import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Config } from './config.ts';
-import type { Pool } from './store/db.ts';
+import type { AuditService } from './services/audit.ts';
 import type { AccountService } from './services/accounts.ts';
 import type { KeyService } from './services/keys/service.ts';
-import type { CounterStore } from './services/counters.ts';
+import type { CounterStore } from './store/counters.ts';
 import type { Clock } from './services/clock.ts';
 import { AppError } from './services/errors.ts';
 import { handleError } from './http/problem.ts';
 import { canonicalPath } from './http/canonical-path.ts';
-import { apiKeyResolver, resolveCaller, sessionResolver } from './http/caller/resolve.ts';
+import { requireValidHost } from './http/host.ts';
+import { apiKeyResolver, resolveCaller, sessionResolver, type KeyAuthenticator } from './http/caller/resolve.ts';
 import { spendKeyQuota } from './http/quota.ts';
-import { enforcePolicy, type PolicyHolder } from './http/policy/middleware.ts';
+import { enforcePolicy } from './http/policy/middleware.ts';
+import type { PolicyHolder } from './policy/engine.ts';
+import { permissionNames } from './policy/scopes.ts';
+import { oneByOne, type QuotaSpender } from './services/quota-lease.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { adminRoutes } from './http/routes/admin.ts';
+import { scopeRoutes } from './http/routes/scopes.ts';
+import { keyLifeRoutes } from './http/routes/key-life.ts';
+import { openApiRoutes } from './http/routes/openapi.ts';
+import type { RotationService } from './services/keys/rotation.ts';
+import type { UsageService } from './services/usage.ts';
 import { healthRoutes, type Probe } from './http/routes/health.ts';
 import { contentRoute } from './http/proxy/content.ts';
-import { forwardUpstream, type Upstream } from './http/proxy/upstream.ts';
+import type { Upstream } from './http/proxy/upstream.ts';
+import { forwardUpstream } from './http/proxy/forward.ts';
+import { limitHeaderCount } from './http/proxy/headers.ts';
+import { BODY_IDLE_MS } from './http/body.ts';
 import { mcpRefusal, isMcpRefusal } from './mcp/refusal.ts';
 import { mcpSwitch } from './mcp/routes.ts';
+import type { OAuthHolder } from './oauth/routes.ts';
+import type { GrantService } from './services/oauth-grants.ts';
+import { dropOwnBearer, oauthTokenResolver } from './http/caller/oauth.ts';
+import { oauthGrantRoutes } from './http/routes/oauth-grants.ts';
+import { localRoutes, routerIndex } from './http/local-routes.ts';
 import type { Caller, GatewayState } from './http/state.ts';
 
 export interface AppDeps {
   config: Config;
-  pool: Pool;
   accounts: AccountService;
+  audit: AuditService;
   keys: KeyService;
+  /** Presented keys are verified here (cached, invalidated by signals); the caller chain asks it directly. */
+  verifier: KeyAuthenticator;
+  /** Rotation and usage history (CONTRACT 14). */
+  rotation: RotationService;
+  usage: UsageService;
   counters: CounterStore;
+  /** How key requests spend quota (leased blocks, CONTRACT 18); default: one counter call each. */
+  quota?: QuotaSpender;
   policy: PolicyHolder;
   upstream: Upstream | null;
   logger: Logger;
   clock: Clock;
   probes: Probe[];
+  /** Extra members of /readyz's body (the policy version in force). */
+  readiness?: () => Record<string, unknown>;
   registry: Registry;
+  /** How long a forwarded body may send nothing (CONTRACT 17: 10 s); tests shorten it. */
+  bodyIdleMs?: number;
+  /** OAuth for MCP clients (CONTRACT 15); the holder stays empty while there is no issuer. */
+  oauth?: { holder: OAuthHolder; grants: GrantService };
   /** Routers served by the gateway itself beyond the API: the MCP endpoint, the pages. */
   extraRouters?: Router<GatewayState>[];
 }
@@ -63,6 +93,28 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   const requests = new Counter({ name: 'keygate_http_requests_total', help: 'HTTP requests by method, status and caller kind', labelNames: ['method', 'status', 'caller'], registers: [deps.registry] });
   const duration = new Histogram({ name: 'keygate_http_request_duration_seconds', help: 'Request duration', labelNames: ['method'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [deps.registry] });
 
+  // prom-client hashes a label object on every call; the few label sets a gateway sees are looked
+  // up once and their children kept. Methods are caller-chosen, so the memo is bounded.
+  const requestCounters = new Map<string, { inc(): void }>();
+  const countRequest = (method: string, status: number, caller: string) => {
+    const k = `${method} ${status} ${caller}`;
+    let child = requestCounters.get(k);
+    if (!child) {
+      child = requests.labels(method, String(status), caller);
+      if (requestCounters.size < 1000) requestCounters.set(k, child);
+    }
+    child.inc();
+  };
+  const durations = new Map<string, { observe(v: number): void }>();
+  const timeRequest = (method: string, seconds: number) => {
+    let child = durations.get(method);
+    if (!child) {
+      child = duration.labels(method);
+      if (durations.size < 100) durations.set(method, child);
+    }
+    child.observe(seconds);
+  };
+
   /** Request id, one log line per request (never a header value), metrics. */
   async function observe(ctx: Koa.ParameterizedContext<GatewayState>, next: Next) {
     const started = process.hrtime.bigint();
@@ -74,8 +126,8 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const caller = callerOf(ctx.state);
-      requests.inc({ method: ctx.method, status: String(ctx.status), caller: caller.kind });
-      duration.observe({ method: ctx.method }, seconds);
+      countRequest(ctx.method, ctx.status, caller.kind);
+      timeRequest(ctx.method, seconds);
       if (logger.isLevelEnabled('debug') || ctx.status >= 500) {
         logger[ctx.status >= 500 ? 'warn' : 'debug']({ reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, caller: caller.kind, userId: caller.kind === 'anonymous' ? undefined : caller.user.id }, 'request');
       }
@@ -102,29 +154,42 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     await next();
   }
 
-  const resolvers = [...(config.apiKeys.enabled ? [apiKeyResolver(deps.keys, mcpPath)] : []), sessionResolver(deps.accounts)];
+  const { oauth } = deps;
+  const resolvers = [...(oauth ? [oauthTokenResolver(oauth.holder, oauth.grants, config)] : []), ...(config.apiKeys.enabled ? [apiKeyResolver(deps.verifier, mcpPath)] : []), sessionResolver(deps.accounts)];
   const local = [
-    healthRoutes({ probes: deps.probes, registry: deps.registry }),
+    healthRoutes({ probes: deps.probes, registry: deps.registry, readiness: deps.readiness }),
     authRoutes({ accounts: deps.accounts, signUp: config.auth.signUp, secureCookies: config.publicUrl?.startsWith('https:') ?? false }).prefix(prefix),
     ...(config.apiKeys.enabled ? [apiKeyRoutes({ keys: deps.keys, variant: config.apiKeys.variant }).prefix(prefix)] : []),
-    adminRoutes({ keys: deps.keys, accounts: deps.accounts, pool: deps.pool }).prefix(prefix),
+    adminRoutes({ keys: deps.keys, accounts: deps.accounts, audit: deps.audit }).prefix(prefix),
+    scopeRoutes({ policy: deps.policy, config }).prefix(prefix),
+    ...(config.apiKeys.enabled ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage }).prefix(prefix)] : []),
+    openApiRoutes(config).prefix(prefix),
+    ...(oauth ? [oauthGrantRoutes({ grants: oauth.grants }).prefix(prefix)] : []),
     ...(deps.extraRouters ?? []),
   ];
 
   app.use(observe);
   app.use(problems);
+  app.use(limitHeaderCount);
   app.use(canonicalPath);
+  app.use(requireValidHost);
   app.use(apiKeysSwitch);
   app.use(mcpSwitch(config));
+  // Before anything that forwards (the content route included): a keygate key or token never leaves.
+  app.use(dropOwnBearer(oauth?.holder ?? null, config));
   app.use(contentRoute(deps.upstream, config.contentApiKey));
   app.use(resolveCaller(resolvers));
-  app.use(spendKeyQuota(deps.counters, deps.clock));
+  app.use(spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record));
   app.use(enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl }));
+  // Which router first has a route for a path (any method), remembered: matching a path against
+  // every router's table is otherwise paid twice per forwarded request.
+  const firstRouter = routerIndex(local);
   // A path the gateway serves is never forwarded under another letter case: the policy decided
   // it as the gateway's route, so the upstream must not get to answer it differently.
-  const servedHere = (path: string) => local.some((r) => r.match(path.toLowerCase(), 'GET').path.length > 0);
-  app.use(forwardUpstream(deps.upstream, prefix, servedHere));
-  for (const router of local) app.use(router.routes());
+  const servedHere = (path: string) => firstRouter(path.toLowerCase()) >= 0;
+  const { timeoutMs, maxConcurrentPerCaller } = config.upstream;
+  app.use(forwardUpstream(deps.upstream, prefix, servedHere, (p) => permissionNames(deps.policy.current.scopes, p), { timeoutMs, maxConcurrentPerCaller, bodyIdleMs: deps.bodyIdleMs ?? BODY_IDLE_MS }));
+  app.use(localRoutes(local, firstRouter));
   const routes = local.flatMap((r) => r.stack.map((layer) => ({ methods: [...layer.methods], path: String(layer.path) })));
   return { app, routes };
 }

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { parseHostPorts, type RedisSetting } from './store/redis.ts';
 
 // The only reader of process.env and keygate.yaml. Everything else is handed a Config.
 
@@ -15,6 +16,7 @@ const apiKeysEnabledA = z
     prefix: z.string().regex(/^[A-Za-z0-9_]{1,16}$/, 'letters, digits or "_", 1-16 characters').default('key_'),
     maxKeysPerUser: positiveInt.default(10),
     maxCreatesPerDay: positiveInt.default(20),
+    maxLifetimeDays: positiveInt.optional(),
   })
   .strict();
 
@@ -23,6 +25,8 @@ const apiKeysEnabledB = z
     enabled: z.literal(true),
     variant: z.literal('B'),
     prefix: z.string().regex(/^[A-Za-z0-9_]{1,16}$/, 'letters, digits or "_", 1-16 characters').default('key_'),
+    // An operator's policy (CONTRACT 14): every key expires within this many days.
+    maxLifetimeDays: positiveInt.optional(),
   })
   .strict();
 
@@ -63,11 +67,30 @@ export const configSchema = z
     plans: z
       .record(z.string(), z.object({ apiRateLimit: positiveInt.optional() }).strict())
       .default({ free: {} }),
-    upstream: z.object({ url: z.url().nullable().default(null) }).strict().default({ url: null }),
-    policy: z
-      .object({ model: z.string().default('policies/model.conf'), file: z.string().nullable().default(null) })
+    upstream: z
+      .object({
+        url: z.url().nullable().default(null),
+        // How long the upstream has to start answering once the request is sent (504 after).
+        timeoutMs: positiveInt.default(30_000),
+        // Forwards one caller may hold open at once, so one key cannot take every upstream connection.
+        maxConcurrentPerCaller: positiveInt.default(32),
+      })
       .strict()
-      .default({ model: 'policies/model.conf', file: null }),
+      .default({ url: null, timeoutMs: 30_000, maxConcurrentPerCaller: 32 }),
+    policy: z
+      .object({ model: z.string().default('policies/model.conf'), file: z.string().nullable().default(null), scopes: z.string().default('policies/scopes.yaml') })
+      .strict()
+      .default({ model: 'policies/model.conf', file: null, scopes: 'policies/scopes.yaml' }),
+    keyCache: z
+      .object({
+        // Heap the verification cache of stored keys may take; past it the least recently used
+        // records go, and their keys cost a database lookup again.
+        maxBytes: positiveInt.min(1024 * 1024, 'at least 1048576 (1 MiB)').default(32 * 1024 * 1024),
+        // Keys found not to exist, remembered apart from real ones.
+        unknownMaxBytes: positiveInt.min(64 * 1024, 'at least 65536').default(2 * 1024 * 1024),
+      })
+      .strict()
+      .default({ maxBytes: 32 * 1024 * 1024, unknownMaxBytes: 2 * 1024 * 1024 }),
     auth: z
       .object({ signUp: z.boolean().default(true), sessionTtlDays: positiveInt.default(30) })
       .strict()
@@ -86,11 +109,17 @@ export type McpToolConfig = z.infer<typeof toolSchema>;
 
 export interface Config extends Omit<FileConfig, 'mcpServer'> {
   mcpServer: { enabled: boolean; tools: McpToolConfig[] };
-  policy: { model: string; file: string };
+  policy: { model: string; file: string; scopes: string };
   host: string;
   port: number;
   databaseUrl: string | null;
+  /** A direct PostgreSQL URL for what needs a session of its own (LISTEN, migrations, policy apply) when DATABASE_URL is a transaction pooler. */
+  databaseDirectUrl: string | null;
+  /** Named prepared statements on DATABASE_URL: off by default behind a pooler (DATABASE_DIRECT_URL set). */
+  preparedStatements: boolean;
   redisUrl: string | null;
+  /** Where the counters live: one of REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS; null: PostgreSQL. */
+  redis: RedisSetting | null;
   contentApiKey: string | null;
   logLevel: string;
   configPath: string | null;
@@ -170,6 +199,33 @@ function configPathFrom(argv: string[], env: NodeJS.ProcessEnv, cwd: string): st
   return existsSync(local) ? local : null;
 }
 
+/** Exactly one Redis topology, or none; several at once would leave it unclear where the counters live. */
+export function redisSettingFrom(env: NodeJS.ProcessEnv): RedisSetting | null {
+  const set = ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS'].filter((v) => env[v]);
+  if (set.length > 1) throw new ConfigError(`${set.join(', ')}: set exactly one of REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS`);
+  if (env.REDIS_SENTINEL_NAME && !env.REDIS_SENTINELS) throw new ConfigError('REDIS_SENTINEL_NAME: only meaningful with REDIS_SENTINELS');
+  try {
+    if (env.REDIS_URL) return { kind: 'single', url: env.REDIS_URL };
+    if (env.REDIS_CLUSTER_NODES) return { kind: 'cluster', nodes: parseHostPorts(env.REDIS_CLUSTER_NODES, 'REDIS_CLUSTER_NODES') };
+    if (env.REDIS_SENTINELS) {
+      if (!env.REDIS_SENTINEL_NAME) throw new Error('REDIS_SENTINEL_NAME: required with REDIS_SENTINELS (the monitored master\'s name)');
+      return { kind: 'sentinel', sentinels: parseHostPorts(env.REDIS_SENTINELS, 'REDIS_SENTINELS'), name: env.REDIS_SENTINEL_NAME };
+    }
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  return null;
+}
+
+function preparedStatementsFrom(env: NodeJS.ProcessEnv): boolean {
+  const v = env.DATABASE_PREPARED_STATEMENTS;
+  // A transaction pooler hands each transaction any server connection, where a statement named on
+  // another one does not exist; so behind one (a direct URL given) they are off unless asked for.
+  if (v === undefined || v === '') return !env.DATABASE_DIRECT_URL;
+  if (v === 'on' || v === 'off') return v === 'on';
+  throw new ConfigError('DATABASE_PREPARED_STATEMENTS: expected on or off');
+}
+
 export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
@@ -189,23 +245,28 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     }
   }
   const file = parseConfig(raw);
+  if (env.DATABASE_DIRECT_URL && !env.DATABASE_URL) throw new ConfigError('DATABASE_DIRECT_URL: only meaningful with DATABASE_URL (the pooled URL)');
   const port = env.PORT ? Number(env.PORT) : 3000;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: not a port number`);
   const variant = file.apiKeys.enabled ? file.apiKeys.variant : 'A';
   // Paths written in the file are relative to it; the defaults point at the shipped files.
   const fromFile = (p: string) => resolve(path ? dirname(path) : cwd, p);
-  const rawPolicy = (raw as { policy?: { model?: unknown; file?: unknown } } | null)?.policy ?? {};
+  const rawPolicy = (raw as { policy?: { model?: unknown; file?: unknown; scopes?: unknown } } | null)?.policy ?? {};
   return {
     ...file,
     mcpServer: { enabled: file.mcpServer.enabled, tools: file.mcpServer.tools ?? defaultMcpTools(file.apiPrefix) },
     policy: {
       model: rawPolicy.model ? fromFile(file.policy.model) : resolve(packageRoot, file.policy.model),
       file: file.policy.file ? fromFile(file.policy.file) : resolve(packageRoot, `policies/variant-${variant.toLowerCase()}.csv`),
+      scopes: rawPolicy.scopes ? fromFile(file.policy.scopes) : resolve(packageRoot, file.policy.scopes),
     },
     host: env.HOST || '127.0.0.1',
     port,
     databaseUrl: env.DATABASE_URL || null,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL || null,
+    preparedStatements: preparedStatementsFrom(env),
     redisUrl: env.REDIS_URL || null,
+    redis: redisSettingFrom(env),
     contentApiKey: env.CONTENT_API_KEY || null,
     logLevel: env.LOG_LEVEL || 'info',
     configPath: path,

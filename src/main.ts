@@ -1,34 +1,53 @@
 import { createServer, type Server } from 'node:http';
-import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { Counter, Registry } from 'prom-client';
-import { type Config, packageRoot } from './config.ts';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { policyMetrics } from './http/policy/metrics.ts';
+import type { Config } from './config.ts';
 import { createApp, type ServedRoute } from './app.ts';
 import { createLogger } from './log.ts';
 import { createPool, type Pool } from './store/db.ts';
-import { migrate } from './store/migrate.ts';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './store/embedded.ts';
+import { openDatabase } from './services/database.ts';
 import { createAccountService } from './services/accounts.ts';
+import { createAuditService } from './services/audit.ts';
 import { createKeyService } from './services/keys/service.ts';
 import { createKeyVerifier } from './services/keys/verifier.ts';
-import { createPostgresCounters, createRedisConnection, createRedisCounters, type CounterStore } from './services/counters.ts';
-import { type Clock, systemClock } from './services/clock.ts';
-import { bootstrapPolicy, loadStoredEngine } from './http/policy/store.ts';
+import { createPostgresCounters, createRedisCounters, type CounterStore } from './store/counters.ts';
+import { type Clock, type Every, systemClock, systemEvery } from './services/clock.ts';
+import { createPolicyService, type PolicyService } from './services/policy.ts';
+import { createDecisionObserver, type DecisionObserver } from './services/policy-shadow.ts';
+import { createHeartbeat, type Heartbeat } from './services/fleet.ts';
+import { createRedisClient, describeRedis } from './store/redis.ts';
+import { createRotationService } from './services/keys/rotation.ts';
+import { createUsageService } from './services/usage.ts';
+import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota-blocks.ts';
+import { createQuotaSpender, type LeaseOptions, type QuotaSpender } from './services/quota-lease.ts';
 import { listen, type Signal } from './store/notify.ts';
-import { readFile } from 'node:fs/promises';
-import type { PolicyHolder } from './http/policy/middleware.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { webRoutes } from './web/routes.ts';
-
-export const migrationsDir = resolve(packageRoot, 'migrations');
+import { createGrantService } from './services/oauth-grants.ts';
+import { oauthRoutes, type OAuthHolder } from './oauth/routes.ts';
+import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
+import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 
 export interface GatewayOptions {
   clock?: Clock;
+  /** Runs the periodic work (the last-use writer); a test hands in one it drives itself. */
+  every?: Every;
   logger?: Logger;
   /** Where the embedded PostgreSQL keeps its data when DATABASE_URL is unset. */
   embeddedDataDir?: string;
+  /** How often the instance records its loaded policy and adds its shadow counts (default 5 s). */
+  heartbeatMs?: number;
+  /** How long a forwarded body may send nothing before 408 (default 10 s); tests shorten it. */
+  bodyIdleMs?: number;
+  /** How often the signal channel is checked, and how long the check may take (tests shorten them). */
+  signalCheck?: { intervalMs: number; timeoutMs: number };
+  /** How usage tallies are flushed (default every 5 s); a test hands in its own ticker. */
+  usageFlush?: { intervalMs?: number; every?: Every };
+  /** Leased quota blocks (CONTRACT 18): sizes and timings; tests set sweepIntervalMs 0 and sweep by hand. */
+  quotaLease?: Pick<LeaseOptions, 'floor' | 'blockSize' | 'blockTtlMs' | 'sweepIntervalMs'>;
 }
 
 export interface Gateway {
@@ -37,105 +56,148 @@ export interface Gateway {
   routes: ServedRoute[];
   url: string;
   pool: Pool;
+  /** The policy in force, its heartbeat and its decision counts; tests drive them directly. */
+  policy: { service: PolicyService; heartbeat: Heartbeat; observer: DecisionObserver };
+  /** Buffered writers register their flush here; it runs after the last request, before the pools close. */
+  closeHooks: CloseHooks;
+  /**
+   * Stops as CONTRACT 17 says: refuse new connections, `/readyz` 503, let requests in flight finish
+   * for up to `graceMs`, run the close hooks, close the signal channel and the pools.
+   */
+  shutdown(graceMs?: number): Promise<{ cutOff: number }>;
+  /** A shutdown without grace: what is in flight is cut at once (tests). */
+  /** The instance's quota spender, whose blocks a test may hand back at once with sweep(). */
+  quota: QuotaSpender;
   close(): Promise<void>;
-}
-
-/** Opens the database: DATABASE_URL, or the embedded PostgreSQL kept under .keygate/postgres/. */
-export async function openDatabase(config: Config, dataDir = resolve('.keygate/postgres'), runMigrations = true): Promise<{ pool: Pool; url: string; embedded: EmbeddedDatabase | null }> {
-  const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(dataDir);
-  const url = config.databaseUrl ?? embedded!.url;
-  const pool = createPool(url);
-  if (runMigrations) await migrate(pool, migrationsDir);
-  return { pool, url, embedded };
 }
 
 /** The composition root: config -> pool -> stores -> services -> app -> listen. */
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config.logLevel);
-  const { pool, url: databaseUrl, embedded } = await openDatabase(config, opts.embeddedDataDir);
-  const redis = config.redisUrl ? createRedisConnection(config.redisUrl) : null;
+  const { pool, url: databaseUrl, directUrl, embedded } = await openDatabase(config, opts.embeddedDataDir);
+  if (embedded?.relocation) logger.warn({ dataDir: embedded.dataDir }, embedded.relocation);
+  else if (embedded) logger.info({ dataDir: embedded.dataDir }, 'embedded PostgreSQL data directory');
+  const redis = config.redis ? createRedisClient(config.redis) : null;
   // PostgreSQL counters get a pool of their own: a create holds a main-pool connection and its
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
   const counterPool = redis ? null : createPool(databaseUrl, 5);
-  const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!);
+  const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!, () => clock().getTime());
+  const quota = createQuotaSpender({
+    counters, clock, ...opts.quotaLease,
+    blocks: redis ? createRedisQuotaBlocks(redis) : createPostgresQuotaBlocks(counterPool!),
+  });
 
   const registry = new Registry();
-  const lookups = new Counter({ name: 'keygate_key_lookups_total', help: 'Presented keys by how they were verified: cache hit, database lookup (miss), remembered unknown, or refused by format', labelNames: ['result'], registers: [registry] });
-  const verifier = createKeyVerifier({ pool, clock, enabled: config.apiKeys.enabled, onLookup: (result) => lookups.inc({ result }) });
+  const lookups = new Counter({ name: 'keygate_key_lookups_total', help: 'Presented keys by how they were verified: cache hit, database lookup (miss), remembered unknown (negative-hit), refused by format (malformed), or refused as surely not stored with no lookup (refused-unknown)', labelNames: ['result'], registers: [registry] });
+  const verifier = createKeyVerifier({
+    pool, clock, every: opts.every ?? systemEvery, enabled: config.apiKeys.enabled, preparedStatements: config.preparedStatements,
+    maxBytes: config.keyCache.maxBytes, unknownMaxBytes: config.keyCache.unknownMaxBytes,
+    onLookup: (result) => lookups.inc({ result }),
+  });
+  if (config.apiKeys.enabled) await verifier.load();
+  new Gauge({
+    name: 'keygate_key_cache_bytes', help: 'Estimated heap held by the key verification cache: stored keys (known) and keys found not to exist (unknown)',
+    labelNames: ['cache'], registers: [registry],
+    collect() {
+      const b = verifier.cacheBytes();
+      this.set({ cache: 'known' }, b.known);
+      this.set({ cache: 'unknown' }, b.unknown);
+    },
+  });
 
-  const modelText = await readFile(config.policy.model, 'utf8');
-  // Null until the stored policy is first read; a signal before then asks for a reload after it.
-  let live: PolicyHolder | null = null;
-  let reloadWanted = false;
-  // Reloads can overlap; only the latest one started may swap its engine in.
-  let reloadSeq = 0;
-  // A reload builds a whole new engine and swaps it in one assignment: no request is decided
-  // against a half-loaded policy. A failed reload keeps the policy in force.
-  const reloadPolicy = async () => {
-    if (!live) {
-      reloadWanted = true;
-      return;
-    }
-    try {
-      const seq = ++reloadSeq;
-      const engine = await loadStoredEngine(pool, modelText);
-      if (seq !== reloadSeq) return;
-      live.current = engine;
-      logger.info('policy reloaded');
-    } catch (err) {
-      logger.error({ err }, 'policy reload failed; keeping the policy in force');
-    }
-  };
+  const observer = createDecisionObserver({ pool, clock, logger });
+  const policyService = createPolicyService({ pool, files: { model: config.policy.model, file: config.policy.file, scopes: config.policy.scopes }, logger, observer });
+  const heartbeat = createHeartbeat({ pool, clock, loaded: () => policyService.loaded, onTick: observer.flush, intervalMs: opts.heartbeatMs, logger });
+  policyMetrics(registry, () => policyService.loaded.version, observer);
   const onSignal = (s: Signal) => {
-    if (s.type === 'policy') void reloadPolicy();
+    if (s.type === 'policy') void policyService.reload();
     else if (s.type === 'key') verifier.forgetKey(s.id);
     else if (s.type === 'user') verifier.forgetUser(s.id);
+    logger.debug({ signal: s.type }, 'signal heard');
   };
   // Listen before reading the stored policy, so an apply in between is heard; signals sent while
   // the listener was away later are lost, so a reconnect starts over from the database.
-  const listener = await listen(databaseUrl, onSignal, () => {
+  // LISTEN needs a session of its own: through a transaction pooler it would never hear a thing.
+  const listener = await listen(directUrl, onSignal, () => {
+    logger.warn('signal channel reconnected: dropped cached keys and re-reading the policy');
     verifier.forgetAll();
-    void reloadPolicy();
-  });
-  const boot = await bootstrapPolicy(pool, config.policy.model, config.policy.file);
-  if (boot.seeded) logger.info({ file: config.policy.file }, 'policy store was empty: applied the policy file');
-  else if (boot.differsFromFiles) logger.warn({ file: config.policy.file }, 'the stored policy differs from the policy file; run `keygate policy apply` to use the file');
-  const policy: PolicyHolder = { current: boot.engine };
-  live = policy;
-  if (reloadWanted) await reloadPolicy();
+    void policyService.reload();
+  }, opts.signalCheck);
+  await policyService.bootstrap();
+  const policy = policyService.holder;
+  heartbeat.start();
   const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser });
-  const keys = createKeyService({ pool, verifier, counters, config, clock, onKeyChanged: verifier.forgetKey });
-  const upstream = config.upstream.url ? createUpstream(config.upstream.url) : null;
+  const keys = createKeyService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey, scopes: () => policy.current.scopes });
+  const rotation = createRotationService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey });
+  const usageWrites = new Counter({ name: 'keygate_usage_writes_total', help: 'Batched writes of per-key usage tallies to PostgreSQL', registers: [registry] });
+  const usage = createUsageService({
+    pool, clock, flushIntervalMs: opts.usageFlush?.intervalMs, every: opts.usageFlush?.every ?? opts.every ?? systemEvery,
+    onWrite: () => usageWrites.inc(),
+    onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
+  });
+  const grants = createGrantService({ pool, clock, config });
+  // Filled once the listen address is known: without publicUrl it is the issuer.
+  const oauth: OAuthHolder = { current: null };
+  const closeHooks = createCloseHooks();
+  closeHooks.add('last-use', () => verifier.flush());
+  // After the server stopped taking requests, before the pool closes: the last tallies are kept.
+  closeHooks.add('usage', () => usage.close());
+  closeHooks.add('shadow-divergences', () => observer.flush());
+  // Unspent leased quota goes back to the shared counter, for the other instances to spend.
+  closeHooks.add('leased-quota', () => quota.close());
+  const tracker = createRequestTracker();
+  const upstream = config.upstream.url ? createUpstream(config.upstream.url, { timeoutMs: config.upstream.timeoutMs }) : null;
 
   const { app, routes } = createApp({
-    config, pool, accounts, keys, counters, policy, upstream, logger, clock, registry,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream }), webRoutes({ config })],
+    config, accounts, audit: createAuditService({ pool }), keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs,
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy })],
+    readiness: () => ({ policyVersion: policyService.loaded.version }),
+    oauth: config.mcpServer.enabled ? { holder: oauth, grants } : undefined,
     probes: [
+      // A load balancer must stop sending here from the moment a stop begins, stores up or not.
+      { name: 'accepting', check: async () => { if (tracker.stopping) throw new Error('stopping'); } },
       { name: 'postgres', check: async () => void (await pool.query('SELECT 1')) },
       ...(redis ? [{ name: 'redis', check: () => counters.ping() }] : []),
     ],
   });
 
-  const server = createServer(app.callback());
+  const server = createServer(tracker.listener(app.callback()));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.port, config.host, () => ok()));
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info({ url, database: embedded ? 'embedded' : 'DATABASE_URL', counters: counters.kind }, 'keygate listening');
+  if (config.mcpServer.enabled) {
+    const decided = oauthIssuer(config.publicUrl, config.host, url);
+    if ('issuer' in decided) oauth.current = await createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp` });
+    else logger.warn(decided.reason);
+  }
+  logger.info({
+    url, database: embedded ? 'embedded' : config.databaseDirectUrl ? 'DATABASE_URL (pooled) + DATABASE_DIRECT_URL' : 'DATABASE_URL',
+    counters: config.redis ? describeRedis(config.redis) : counters.kind, oauthIssuer: oauth.current?.issuer ?? null,
+  }, 'keygate listening');
+
+  let stopped: Promise<{ cutOff: number }> | null = null;
+  const shutdown = (graceMs = SHUTDOWN_GRACE_MS) => (stopped ??= (async () => {
+    heartbeat.stop();
+    const drained = await tracker.drain(server, graceMs);
+    if (drained.cutOff) logger.warn({ requests: drained.cutOff, graceMs }, 'stopping: requests still in flight were cut off');
+    // After the last request, so nothing they buffered is left behind; before the pools close.
+    await closeHooks.run(logger);
+    await listener.close();
+    await verifier.close();
+    await upstream?.close();
+    await counters.close();
+    await counterPool?.end();
+    await pool.end();
+    await embedded?.stop();
+    logger.info('keygate stopped');
+    return drained;
+  })());
 
   return {
-    server, url, pool, routes,
-    async close() {
-      await listener.close();
-      await verifier.close();
-      server.closeAllConnections();
-      await new Promise<void>((ok) => server.close(() => ok()));
-      await upstream?.close();
-      await counters.close();
-      await counterPool?.end();
-      await pool.end();
-      await embedded?.stop();
-    },
+    server, url, pool, routes, closeHooks, shutdown, quota,
+    policy: { service: policyService, heartbeat, observer },
+    close: async () => void (await shutdown(0)),
   };
 }

@@ -1,12 +1,7 @@
 import type { Config } from '../config.ts';
-import type { Pool } from '../store/db.ts';
-import * as users from '../store/users.ts';
-import * as orgs from '../store/organizations.ts';
-import { hashPassword } from '../services/secrets.ts';
-import { createAccountService } from '../services/accounts.ts';
-import { systemClock } from '../services/clock.ts';
-import { signal } from '../store/notify.ts';
-import { flags, required, UsageError } from './main.ts';
+import type { AccountService } from '../services/accounts.ts';
+import { AppError } from '../services/errors.ts';
+import { parseFlags, required, UsageError } from './args.ts';
 
 interface Io { stdout(s: string): void; stderr(s: string): void }
 
@@ -15,9 +10,18 @@ function knownPlan(config: Config, plan: string): string {
   return plan;
 }
 
-export async function runUserCommand(pool: Pool, config: Config, args: string[], io: Io): Promise<number> {
+const USER_FLAGS = {
+  email: { type: 'string' },
+  password: { type: 'string' },
+  name: { type: 'string' },
+  admin: { type: 'boolean' },
+  plan: { type: 'string' },
+  role: { type: 'string' },
+} as const;
+
+export async function runUserCommand(accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
-  const f = flags(rest);
+  const f = parseFlags(rest, USER_FLAGS);
   const email = required(f, 'email');
   const missing = () => {
     throw new UsageError(`no user with e-mail ${email}`);
@@ -25,33 +29,35 @@ export async function runUserCommand(pool: Pool, config: Config, args: string[],
   switch (sub) {
     case 'create': {
       const password = required(f, 'password');
-      if (password.length < 8 || password.length > 128) throw new UsageError('--password must be 8 to 128 characters');
-      const plan = f.has('plan') ? knownPlan(config, required(f, 'plan')) : null;
-      const name = typeof f.get('name') === 'string' ? (f.get('name') as string) : email.split('@')[0]!;
-      const row = await users.insertUser(pool, { email, name, passwordHash: await hashPassword(password), role: f.get('admin') === true ? 'admin' : 'user', plan });
-      if (!row) throw new UsageError(`a user with e-mail ${email} already exists`);
-      io.stdout(`created ${row.role} ${row.email} (${row.id})`);
+      const plan = f.plan !== undefined ? knownPlan(config, required(f, 'plan')) : null;
+      try {
+        const user = await accounts.createUser({ email, password, name: f.name || email.split('@')[0]!, role: f.admin ? 'admin' : 'user', plan });
+        io.stdout(`created ${user.role} ${user.email} (${user.id})`);
+      } catch (e) {
+        if (e instanceof AppError && e.code === 'EMAIL_TAKEN') throw new UsageError(`a user with e-mail ${email} already exists`);
+        if (e instanceof AppError && e.code === 'VALIDATION_FAILED') throw new UsageError(`--password: ${e.detail}`);
+        throw e;
+      }
       return 0;
     }
     case 'set-role': {
       const role = required(f, 'role');
       if (role !== 'admin' && role !== 'user') throw new UsageError('--role must be admin or user');
-      const row = (await users.setUserRole(pool, email, role)) ?? missing();
-      // Running gateways drop what they cached of this user's keys, role included.
-      await signal(pool, { type: 'user', id: row.id });
+      (await accounts.setRole(email, role)) ?? missing();
       io.stdout(`${email} is now ${role}`);
       return 0;
     }
     case 'set-plan': {
-      (await users.setUserPlan(pool, email, knownPlan(config, required(f, 'plan')))) ?? missing();
-      io.stdout(`${email} is now on plan ${f.get('plan')}; keys created from now on get its quota`);
+      const plan = knownPlan(config, required(f, 'plan'));
+      (await accounts.setPlan(email, plan)) ?? missing();
+      io.stdout(`${email} is now on plan ${plan}; keys created from now on get its quota`);
       return 0;
     }
     case 'ban':
     case 'unban': {
-      const row = (await users.findUserByEmail(pool, email)) ?? missing();
-      // Through the service, so running gateways hear of it and stop (or restart) the keys at once.
-      await createAccountService({ pool, clock: systemClock, sessionTtlDays: config.auth.sessionTtlDays }).setBanned(row.id, sub === 'ban');
+      const user = (await accounts.findUserByEmail(email)) ?? missing();
+      // The same path as the admin route, so running gateways stop (or restart) the keys at once.
+      await accounts.setBanned(user.id, sub === 'ban');
       io.stdout(`${email} ${sub === 'ban' ? 'banned' : 'unbanned'}`);
       return 0;
     }
@@ -60,12 +66,12 @@ export async function runUserCommand(pool: Pool, config: Config, args: string[],
   }
 }
 
-export async function runOrgCommand(pool: Pool, config: Config, args: string[], io: Io): Promise<number> {
+export async function runOrgCommand(accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'set-plan') throw new UsageError('usage: keygate org set-plan --slug S --plan P');
-  const f = flags(rest);
+  const f = parseFlags(rest, { slug: { type: 'string' }, plan: { type: 'string' } });
   const slug = required(f, 'slug');
-  const org = await orgs.setOrganizationPlan(pool, slug, knownPlan(config, required(f, 'plan')));
+  const org = await accounts.setOrganizationPlan(slug, knownPlan(config, required(f, 'plan')));
   if (!org) throw new UsageError(`no organization with slug ${slug}`);
   io.stdout(`${slug} is now on plan ${org.plan}`);
   return 0;

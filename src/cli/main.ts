@@ -1,10 +1,13 @@
 import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { openDatabase, startGateway } from '../main.ts';
-import { migrate } from '../store/migrate.ts';
-import { migrationsDir } from '../main.ts';
+import { closeDatabase, migrateDatabase, openDatabase, withDirectPool, type OpenDatabase } from '../services/database.ts';
+import { createAccountService } from '../services/accounts.ts';
+import { systemClock } from '../services/clock.ts';
+import { UsageError } from './args.ts';
 import { runUserCommand, runOrgCommand } from './accounts.ts';
 import { runPolicyCommand } from './policy/index.ts';
-import { runPolicyApply } from './policy-apply.ts';
+import { isLiveCommand, runLiveCommand } from './policy/live.ts';
+import { exitOnSignals } from '../shutdown.ts';
+import { userInfo } from 'node:os';
 
 const USAGE = `usage: keygate <command>
   serve                              start the gateway (default)
@@ -14,41 +17,50 @@ const USAGE = `usage: keygate <command>
   user set-plan --email E --plan P
   user ban|unban --email E
   org set-plan --slug S --plan P
-  policy test|explain|lint|diff|apply ...`;
+  policy test|explain|lint|diff ...
+  policy apply [FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT]
+  policy history [--limit N] | rollback VERSION | status | shadow report|off | promote`;
 
-export class UsageError extends Error {}
+/**
+ * What `serve` starts. Handed in by bin/keygate.js rather than imported, so that nothing in src/
+ * imports the composition root (src/main.ts).
+ */
+export interface CliEntry {
+  serve(config: Config): Promise<{ url: string; shutdown(): Promise<unknown> }>;
+}
 
-/** `--name value` flags; bare `--flag` is true. */
-export function flags(args: string[]): Map<string, string | true> {
-  const out = new Map<string, string | true>();
+/** Who applies a policy when --by is not given: $USER, else the account running the command (a container's root has no $USER). */
+function operatorName(): string {
+  if (process.env.USER) return process.env.USER;
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function withDatabase<T>(config: Config, fn: (db: OpenDatabase) => Promise<T>, runMigrations = true): Promise<T> {
+  const db = await openDatabase(config, undefined, runMigrations, true);
+  try {
+    return await fn(db);
+  } finally {
+    await closeDatabase(db);
+  }
+}
+
+function withoutConfigFlag(args: string[]): string[] {
+  const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!a.startsWith('--')) continue;
-    const eq = a.indexOf('=');
-    if (eq > 0) out.set(a.slice(2, eq), a.slice(eq + 1));
-    else if (args[i + 1] !== undefined && !args[i + 1]!.startsWith('--')) out.set(a.slice(2), args[++i]!);
-    else out.set(a.slice(2), true);
+    if (args[i] === '--config') i += 1;
+    else if (!args[i]!.startsWith('--config=')) out.push(args[i]!);
   }
   return out;
 }
 
-export function required(f: Map<string, string | true>, name: string): string {
-  const v = f.get(name);
-  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
-  return v;
-}
+const accountsOn = (db: OpenDatabase, config: Config) =>
+  createAccountService({ pool: db.pool, clock: systemClock, sessionTtlDays: config.auth.sessionTtlDays });
 
-async function withDatabase<T>(config: Config, fn: (pool: Awaited<ReturnType<typeof openDatabase>>['pool']) => Promise<T>, runMigrations = true): Promise<T> {
-  const { pool, embedded } = await openDatabase(config, undefined, runMigrations);
-  try {
-    return await fn(pool);
-  } finally {
-    await pool.end();
-    await embedded?.stop();
-  }
-}
-
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], entry: CliEntry): Promise<number> {
   const [command = 'serve', ...rest] = argv;
   const io = { stdout: (s: string) => process.stdout.write(s + '\n'), stderr: (s: string) => process.stderr.write(s + '\n'), cwd: process.cwd() };
   try {
@@ -56,32 +68,33 @@ export async function main(argv: string[]): Promise<number> {
       io.stdout(USAGE);
       return 0;
     }
-    // Policy tests, lint, explain and diff read files only: no configuration or database needed.
-    if (command === 'policy' && rest[0] !== 'apply') return await runPolicyCommand(rest, io);
     const config = loadConfig({ argv });
+    if (command === 'policy') {
+      // Every policy command reads the configuration serve reads (CONTRACT 13); output arrives as
+      // whole lines, and --config was read above and is no subcommand's flag.
+      const policyIo = { ...io, stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s), policy: config.policy };
+      const args = withoutConfigFlag(rest);
+      if (!isLiveCommand(args[0])) return await runPolicyCommand(args, policyIo);
+      // Apply takes the policy lock and signals the fleet: on the direct URL when one is given.
+      return await withDatabase(config, (db) => withDirectPool(db.directUrl, (direct) => runLiveCommand(args, { io: policyIo, pool: direct, config, user: operatorName() })));
+    }
     switch (command) {
       case 'serve': {
-        const gateway = await startGateway(config);
+        const gateway = await entry.serve(config);
         io.stdout(`keygate listening on ${gateway.url}`);
-        const stop = async () => {
-          await gateway.close();
-          process.exit(0);
-        };
-        process.once('SIGINT', stop).once('SIGTERM', stop);
+        exitOnSignals(async () => void (await gateway.shutdown()), io.stderr);
         return await new Promise<number>(() => {});
       }
       case 'migrate':
-        return await withDatabase(config, async (pool) => {
-          const { applied } = await migrate(pool, migrationsDir);
+        return await withDatabase(config, async (db) => {
+          const { applied } = await migrateDatabase(db);
           io.stdout(applied.length ? `applied ${applied.join(', ')}` : 'nothing to apply');
           return 0;
         }, false);
       case 'user':
-        return await withDatabase(config, (pool) => runUserCommand(pool, config, rest, io));
+        return await withDatabase(config, (db) => runUserCommand(accountsOn(db, config), config, rest, io));
       case 'org':
-        return await withDatabase(config, (pool) => runOrgCommand(pool, config, rest, io));
-      case 'policy':
-        return await withDatabase(config, (pool) => runPolicyApply(pool, config, io));
+        return await withDatabase(config, (db) => runOrgCommand(accountsOn(db, config), config, rest, io));
       default:
         throw new UsageError(`unknown command "${command}"\n${USAGE}`);
     }

@@ -11,6 +11,16 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/;
 const unsafe = (why: string) =>
   new AppError('VALIDATION_FAILED', `The request path cannot be used: ${why}.`, { errors: [{ path: '(path)', message: why }] });
 
+function trailingDotOrSpace(seg: string): boolean {
+  let plain = seg;
+  try {
+    plain = decodeURIComponent(seg);
+  } catch {
+    // Not UTF-8 after decoding: judge the spelling as it stands, whose "%XX" tail is no space.
+  }
+  return /[.\s\u200b\u2060\ufeff]$/u.test(plain);
+}
+
 /** Returns the canonical path, or throws VALIDATION_FAILED. */
 export function canonicalizePath(raw: string): string {
   if (!raw.startsWith('/')) throw unsafe('it must start with "/"');
@@ -43,6 +53,10 @@ export function canonicalizePath(raw: string): string {
       out.pop();
       continue;
     }
+    // IIS and Windows file systems drop a trailing dot or space from a name, and some frameworks
+    // trim whitespace: `billing.` or `billing%20` would be served as `billing` yet decided as
+    // something else. Any trailing whitespace counts, encoded ASCII or Unicode alike.
+    if (trailingDotOrSpace(seg)) throw unsafe('a segment ends in "." or whitespace');
     out.push(seg);
   }
   return '/' + out.join('/');

@@ -1,11 +1,51 @@
 import type { Context } from 'koa';
-import { AppError, isStoreUnavailable, type ErrorCode } from '../services/errors.ts';
+import { AppError, isStoreUnavailable, unavailable, type ErrorCode } from '../services/errors.ts';
+import { StoreUnavailableError } from '../store/errors.ts';
 
-// The one place that writes application/problem+json (RFC 9457).
+// The one place that writes application/problem+json (RFC 9457), and the one place that knows
+// which status and headers an error code means.
+
+const statusOf: Record<ErrorCode, number> = {
+  VALIDATION_FAILED: 400,
+  API_KEYS_DISABLED: 400,
+  FEATURE_DISABLED: 400,
+  API_KEY_LIMIT: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_API_KEY: 401,
+  INVALID_CREDENTIALS: 401,
+  FORBIDDEN: 403,
+  USER_BANNED: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  EMAIL_TAKEN: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  API_KEY_DAILY_LIMIT: 429,
+  QUOTA_EXCEEDED: 429,
+  SERVICE_UNAVAILABLE: 503,
+  BAD_GATEWAY: 502,
+  REQUEST_TIMEOUT: 408,
+  HEADERS_TOO_LARGE: 431,
+  TOO_MANY_CONCURRENT: 429,
+  GATEWAY_TIMEOUT: 504,
+};
+
+export const statusOfError = (err: AppError): number => statusOf[err.code];
+export const statusOfCode = (code: ErrorCode): number => statusOf[code];
+
+/** The response headers an error's data calls for. */
+export function errorHeaders(err: AppError): Record<string, string> {
+  const { retryAfterSeconds, allowedMethods, closeConnection } = err.data;
+  return {
+    ...(retryAfterSeconds !== undefined ? { 'Retry-After': String(retryAfterSeconds) } : {}),
+    ...(allowedMethods ? { Allow: allowedMethods.join(', ') } : {}),
+    ...(closeConnection ? { Connection: 'close' } : {}),
+  };
+}
 
 const titles: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
-  413: 'Content Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout',
+  409: 'Conflict', 413: 'Content Too Large', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
 };
 
 export const problemType = (code: string) => `https://keygate.dev/problems/${code.toLowerCase().replace(/_/g, '-')}`;
@@ -18,8 +58,8 @@ export interface Problem {
 export function toProblem(err: AppError, instance?: string): Problem {
   return {
     type: problemType(err.code),
-    title: titles[err.status] ?? 'Error',
-    status: err.status,
+    title: titles[statusOf[err.code]] ?? 'Error',
+    status: statusOf[err.code],
     detail: err.detail,
     code: err.code,
     ...(instance ? { instance } : {}),
@@ -28,8 +68,8 @@ export function toProblem(err: AppError, instance?: string): Problem {
 }
 
 export function sendProblem(ctx: Context, err: AppError): void {
-  for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-  ctx.status = err.status;
+  ctx.set(errorHeaders(err));
+  ctx.status = statusOf[err.code];
   ctx.type = 'application/problem+json';
   ctx.body = toProblem(err, ctx.path);
 }
@@ -58,6 +98,8 @@ export const internalError = () => ({
  */
 export function handleError(ctx: Context, err: unknown, log: (err: unknown) => void): void {
   if (err instanceof AppError) return sendProblem(ctx, err);
+  // Fail closed, and say which store: the caller can tell a counter outage from a database one.
+  if (err instanceof StoreUnavailableError) return sendProblem(ctx, unavailable(err.store));
   const http = typeof err === 'object' && err !== null ? fromHttpError(err as { status?: number }) : null;
   if (http) return sendProblem(ctx, http);
   log(err);

@@ -6,7 +6,13 @@ import type { VerifiedKey } from '../services/keys/types.ts';
 export type Caller =
   | { kind: 'anonymous' }
   | { kind: 'session'; user: UserRecord; session: SessionInfo; token: string }
-  | { kind: 'key'; user: UserRecord; key: VerifiedKey };
+  | { kind: 'key'; user: UserRecord; key: VerifiedKey; grant?: OAuthGrantRef };
+
+/**
+ * Set when the key-kind caller is an OAuth access token (CONTRACT 15): `key` then describes the
+ * grant (its id, the `mcp` permission, its quota), and `grant` says so to the policy and upstream.
+ */
+export interface OAuthGrantRef { id: string; clientId: string; clientName: string }
 
 export interface GatewayState {
   requestId: string;

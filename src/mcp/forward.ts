@@ -2,9 +2,12 @@ import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolConfig } from '../config.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError, refusalError } from '../services/errors.ts';
 import { canonicalizePath } from '../http/canonical-path.ts';
-import { mcpToolRefusal, type PolicyHolder } from '../http/policy/middleware.ts';
+import { statusOfError } from '../http/problem.ts';
+import type { PolicyHolder } from '../policy/engine.ts';
+import { mcpToolRefusal } from '../policy/refusal.ts';
+import { permissionNames } from '../policy/scopes.ts';
 import { identityHeaders, type Upstream } from '../http/proxy/upstream.ts';
 import type { Caller } from '../http/state.ts';
 
@@ -39,7 +42,7 @@ export const textResult = (text: string, structured?: unknown): CallToolResult =
 
 export const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
-const refusedResult = (err: AppError) => toolError(`${err.status} ${err.code}: ${err.detail}`);
+const refusedResult = (err: AppError) => toolError(`${statusOfError(err)} ${err.code}: ${err.detail}`);
 
 /** Throws on a tool the gateway could not serve faithfully, so a bad config stops the start. */
 export function prepareTool(tool: McpToolConfig, apiPrefix: string): ForwardedTool {
@@ -96,11 +99,11 @@ export async function forwardTool(tool: ForwardedTool, input: ToolInput, fx: For
   const method = tool.config.method;
   // Read per call: a policy reload swaps the engine in the holder.
   const refused = mcpToolRefusal(fx.policy.current, fx.caller, method, found.path, fx.apiPrefix);
-  if (refused) return refusedResult(refused);
+  if (refused) return refusedResult(refusalError(refused));
   if (!fx.upstream) return toolError(`404 NOT_FOUND: no upstream service is configured, so nothing answers ${method} ${found.path}.`);
 
   const inQuery = method === 'GET' || method === 'DELETE';
-  const headers: Record<string, string> = { accept: 'application/json', ...fx.forwarded, ...identityHeaders(fx.caller) };
+  const headers: Record<string, string> = { accept: 'application/json', ...fx.forwarded, ...identityHeaders(fx.caller, (p) => permissionNames(fx.policy.current.scopes, p)) };
   if (!inQuery) headers['content-type'] = 'application/json';
   let res: Awaited<ReturnType<Upstream['send']>>;
   try {

@@ -1,6 +1,8 @@
 import type { Context } from 'koa';
 import { AppError } from '../services/errors.ts';
 import type { Caller } from '../http/state.ts';
+import { errorHeaders } from '../http/problem.ts';
+import { quoted } from '../http/host.ts';
 
 // On /api/mcp every refusal takes the OAuth form (CONTRACT section 8), so MCP clients know to look
 // for credentials at the protected-resource metadata. A store outage stays a 503.
@@ -34,7 +36,10 @@ export function mcpRefusal(ctx: Context, err: AppError, publicUrl: string | null
     ? 'The MCP server takes an API key with MCP access, not a session; create one in Settings → Developers.'
     : description[err.code] ?? err.detail;
   ctx.status = 401;
-  ctx.set('WWW-Authenticate', `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl(ctx, publicUrl)}"`);
-  if (err.code === 'QUOTA_EXCEEDED') for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+  ctx.set('WWW-Authenticate', `Bearer error="invalid_token", scope="mcp", resource_metadata=${quoted(resourceMetadataUrl(ctx, publicUrl))}`);
+  // Named after this request's Host: a shared cache must not hand it to someone who sent another.
+  if (!publicUrl) ctx.set('Cache-Control', 'no-store');
+  // The rate-limit fields were set by the quota step before it refused; Retry-After comes from the error.
+  if (err.code === 'QUOTA_EXCEEDED') ctx.set(errorHeaders(err));
   ctx.body = { error: 'invalid_token', error_description: text };
 }

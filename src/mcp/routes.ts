@@ -3,23 +3,28 @@ import { resolve } from 'node:path';
 import Router from '@koa/router';
 import type { Next } from 'koa';
 import { z } from 'zod';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { packageRoot, type Config } from '../config.ts';
 import type { KeyService } from '../services/keys/service.ts';
 import { AppError } from '../services/errors.ts';
-import type { PolicyHolder } from '../http/policy/middleware.ts';
+import type { PolicyHolder } from '../policy/engine.ts';
 import type { Upstream } from '../http/proxy/upstream.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
 import { parseBody } from '../http/body.ts';
 import { prepareTool, type ForwardedTool } from './forward.ts';
-import { BUILT_IN_TOOLS, buildMcpServer } from './server.ts';
+import { BUILT_IN_TOOLS } from './tool-names.ts';
 import { publicBase } from './refusal.ts';
+import type { OAuthHolder } from '../oauth/routes.ts';
 
-export interface McpDeps { config: Config; keys: KeyService; policy: PolicyHolder; upstream: Upstream | null }
+export interface McpDeps { config: Config; keys: KeyService; policy: PolicyHolder; upstream: Upstream | null; oauth?: OAuthHolder }
 
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 const turnedOff = () => new AppError('NOT_FOUND', 'The MCP server is turned off on this server.');
+
+// The MCP SDK (about 20 MB resident) is loaded with the first MCP request, not at start: a gateway
+// that serves only REST never carries it.
+let sdk: Promise<[typeof import('./server.ts'), typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')]> | null = null;
+const loadSdk = () => (sdk ??= Promise.all([import('./server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]));
 
 const version = (JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -46,7 +51,7 @@ export function mcpSwitch(config: Pick<Config, 'apiPrefix' | 'mcpServer'>) {
 }
 
 /** `/api/mcp` (MCP Streamable HTTP, stateless) and the RFC 9728 metadata that points clients at it. */
-export function mcpRoutes({ config, keys, policy, upstream }: McpDeps): Router<GatewayState> {
+export function mcpRoutes({ config, keys, policy, upstream, oauth }: McpDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const mcpPath = `${config.apiPrefix}/mcp`;
   if (!config.mcpServer.enabled) {
@@ -60,13 +65,19 @@ export function mcpRoutes({ config, keys, policy, upstream }: McpDeps): Router<G
   const tools = prepareTools(config);
 
   const metadata = (ctx: GatewayContext) => {
-    const base = publicBase(ctx, config.publicUrl);
-    ctx.set('Cache-Control', 'public, max-age=3600');
+    // With OAuth on, the issuer names the resource its tokens are for, whatever Host was asked.
+    const issuer = oauth?.current?.issuer ?? null;
+    const base = issuer ?? publicBase(ctx, config.publicUrl);
+    // Without publicUrl the answer may be built from this request's Host: publicly cached, one
+    // spoofed Host would poison the answer every client of that cache gets.
+    ctx.set('Cache-Control', config.publicUrl ? 'public, max-age=3600' : 'no-store');
     ctx.body = {
       resource: `${base}${mcpPath}`,
+      ...(issuer ? { authorization_servers: [issuer] } : {}),
+      scopes_supported: ['mcp'],
+      bearer_methods_supported: ['header'],
       resource_name: 'keygate MCP server',
       resource_documentation: `${base}/settings/developers`,
-      bearer_methods_supported: ['header'],
     };
   };
   router.get(METADATA_PATH, metadata);
@@ -79,6 +90,7 @@ export function mcpRoutes({ config, keys, policy, upstream }: McpDeps): Router<G
     const body = await parseBody(ctx, z.unknown());
     // One message per request: a JSON-RPC batch would run many tool calls for one unit of quota.
     if (Array.isArray(body)) throw new AppError('VALIDATION_FAILED', 'JSON-RPC batches are not accepted here; send one message per request.');
+    const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk();
     const server = buildMcpServer({
       caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix,
       forwarded: { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol },
@@ -103,7 +115,7 @@ export function mcpRoutes({ config, keys, policy, upstream }: McpDeps): Router<G
   // Stateless: there is no session to stream server notifications on or to end, as in the SDK's
   // stateless example. The SDK client takes 405 on GET as "no stream offered".
   const postOnly = () => {
-    throw new AppError('METHOD_NOT_ALLOWED', 'This MCP server is stateless: send JSON-RPC messages with POST.', {}, { Allow: 'POST' });
+    throw new AppError('METHOD_NOT_ALLOWED', 'This MCP server is stateless: send JSON-RPC messages with POST.', {}, { allowedMethods: ['POST'] });
   };
   router.get(mcpPath, postOnly);
   router.delete(mcpPath, postOnly);

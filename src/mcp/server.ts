@@ -2,16 +2,19 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { KeyService } from '../services/keys/service.ts';
 import type { UserRecord } from '../services/accounts.ts';
 import type { VerifiedKey } from '../services/keys/types.ts';
-import { mcpToolRefusal } from '../http/policy/middleware.ts';
+import { mcpToolRefusal } from '../policy/refusal.ts';
+import { refusalError } from '../services/errors.ts';
+import { statusOfError } from '../http/problem.ts';
+import type { OAuthGrantRef } from '../http/state.ts';
 import { forwardTool, textResult, toolError, type ForwardContext, type ForwardedTool } from './forward.ts';
 
 // One McpServer per HTTP request (stateless Streamable HTTP): the caller is fixed for the whole
 // server, so every tool acts as the key's owner without reading anything from the MCP session.
 
-export const BUILT_IN_TOOLS = ['whoami', 'list_api_keys'] as const;
+export { BUILT_IN_TOOLS } from './tool-names.ts';
 
 export interface ServerContext extends ForwardContext {
-  caller: { kind: 'key'; user: UserRecord; key: VerifiedKey };
+  caller: { kind: 'key'; user: UserRecord; key: VerifiedKey; grant?: OAuthGrantRef };
   keys: KeyService;
   tools: readonly ForwardedTool[];
   version: string;
@@ -31,10 +34,16 @@ export function buildMcpServer(sx: ServerContext): McpServer {
     description: 'The account this API key acts as, and the key itself (id, name, start, scopes, daily request quota).',
     annotations: { readOnlyHint: true, openWorldHint: false },
   }, () => {
-    const me = {
-      user: { id: user.id, name: user.name, email: user.email },
-      key: { id: key.id, name: key.name, start: key.start, scopes: key.scopes, requestQuota: { limit: key.requestQuota, window: 'day' }, expiresAt: key.expiresAt?.toISOString() ?? null },
-    };
+    const grant = sx.caller.grant;
+    const me = grant
+      ? {
+          user: { id: user.id, name: user.name, email: user.email },
+          grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName, scopes: key.scopes, requestQuota: { limit: key.requestQuota, window: 'day' } },
+        }
+      : {
+          user: { id: user.id, name: user.name, email: user.email },
+          key: { id: key.id, name: key.name, start: key.start, scopes: key.scopes, requestQuota: { limit: key.requestQuota, window: 'day' }, expiresAt: key.expiresAt?.toISOString() ?? null },
+        };
     return textResult(json(me), me);
   });
 
@@ -45,7 +54,10 @@ export function buildMcpServer(sx: ServerContext): McpServer {
   }, async () => {
     // The same decision as GET /api/api-keys over REST: the matrix, not this adapter, says who may list.
     const refused = mcpToolRefusal(sx.policy.current, sx.caller, 'GET', `${sx.apiPrefix}/api-keys`, sx.apiPrefix);
-    if (refused) return toolError(`${refused.status} ${refused.code}: ${refused.detail}`);
+    if (refused) {
+      const err = refusalError(refused);
+      return toolError(`${statusOfError(err)} ${err.code}: ${err.detail}`);
+    }
     const list = { keys: await sx.keys.listKeys(user.id) };
     return textResult(json(list), list);
   });

@@ -7,6 +7,10 @@ import { signal } from '../store/notify.ts';
 import { AppError, notFound } from './errors.ts';
 import { decoyPasswordHash, hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 import type { Clock } from './clock.ts';
+import { z } from 'zod';
+
+/** The one password rule: sign-up, a password change and `keygate user create` all check this. */
+export const passwordRule = z.string().min(8).max(128).regex(/^[^\u0000]*$/, 'must not contain NUL');
 
 export interface PublicUser { id: string; email: string; name: string; role: 'user' | 'admin' }
 export interface SessionInfo { id: string; userId: string; activeOrganizationId: string | null; expiresAt: Date; createdAt: Date }
@@ -111,6 +115,40 @@ export function createAccountService({ pool, clock, sessionTtlDays, onUserChange
       });
       if (!found) throw notFound('user');
       onUserChanged?.(userId);
+    },
+
+    /** For the operator (CLI): no session is started, and the role and plan are set at once. */
+    async createUser(input: { email: string; name: string; password: string; role: 'user' | 'admin'; plan: string | null }): Promise<UserRecord> {
+      const checked = passwordRule.safeParse(input.password);
+      if (!checked.success) throw new AppError('VALIDATION_FAILED', `The password ${checked.error.issues[0]!.message}.`, { errors: [{ path: 'password', message: checked.error.issues[0]!.message }] });
+      const row = await users.insertUser(pool, { email: input.email, name: input.name, passwordHash: await hashPassword(input.password), role: input.role, plan: input.plan });
+      if (!row) throw new AppError('EMAIL_TAKEN', 'An account with this e-mail address already exists.');
+      return userRecord(row);
+    },
+
+    async findUserByEmail(email: string): Promise<UserRecord | null> {
+      const row = await users.findUserByEmail(pool, email);
+      return row ? userRecord(row) : null;
+    },
+
+    /** Running gateways drop what they cached of the user's keys, role included. */
+    async setRole(email: string, role: 'user' | 'admin'): Promise<UserRecord | null> {
+      const row = await users.setUserRole(pool, email, role);
+      if (!row) return null;
+      await signal(pool, { type: 'user', id: row.id });
+      onUserChanged?.(row.id);
+      return userRecord(row);
+    },
+
+    /** Keys created from now on get the plan's quota; existing keys keep theirs. */
+    async setPlan(email: string, plan: string | null): Promise<UserRecord | null> {
+      const row = await users.setUserPlan(pool, email, plan);
+      return row ? userRecord(row) : null;
+    },
+
+    async setOrganizationPlan(slug: string, plan: string | null) {
+      const org = await orgs.setOrganizationPlan(pool, slug, plan);
+      return org ? { id: org.id, slug: org.slug, plan: org.plan } : null;
     },
 
     async createOrganization(userId: string, sessionId: string, input: { name: string; slug: string }) {

@@ -1,5 +1,7 @@
 // Typed errors with a stable code. Services throw them; only src/http/problem.ts turns them into
-// responses, so no service knows about HTTP beyond the status its code maps to.
+// responses (status, headers, body), so no service knows about HTTP.
+
+import type { Refusal } from '../policy/refusal.ts';
 
 export type ErrorCode =
   | 'VALIDATION_FAILED'
@@ -18,46 +20,50 @@ export type ErrorCode =
   | 'API_KEY_DAILY_LIMIT'
   | 'QUOTA_EXCEEDED'
   | 'SERVICE_UNAVAILABLE'
-  | 'BAD_GATEWAY';
-
-const statusOf: Record<ErrorCode, number> = {
-  VALIDATION_FAILED: 400,
-  API_KEYS_DISABLED: 400,
-  FEATURE_DISABLED: 400,
-  API_KEY_LIMIT: 400,
-  UNAUTHENTICATED: 401,
-  INVALID_API_KEY: 401,
-  INVALID_CREDENTIALS: 401,
-  FORBIDDEN: 403,
-  USER_BANNED: 403,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  EMAIL_TAKEN: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  API_KEY_DAILY_LIMIT: 429,
-  QUOTA_EXCEEDED: 429,
-  SERVICE_UNAVAILABLE: 503,
-  BAD_GATEWAY: 502,
-};
+  | 'BAD_GATEWAY'
+  | 'REQUEST_TIMEOUT'
+  | 'HEADERS_TOO_LARGE'
+  | 'TOO_MANY_CONCURRENT'
+  | 'GATEWAY_TIMEOUT';
 
 export interface FieldError { path: string; message: string }
 
+/** Facts about an error that the HTTP edge turns into headers; values, never header text. */
+export interface ErrorData {
+  /** When trying again can succeed. */
+  retryAfterSeconds?: number;
+  /** The methods a route does answer, for a method it does not. */
+  allowedMethods?: string[];
+  /** The connection cannot carry another request (an unread body is still on it). */
+  closeConnection?: boolean;
+}
+
+const APP_ERROR = Symbol.for('keygate.AppError');
+
 export class AppError extends Error {
+  // The test runner can load this module twice in one process (once through its CommonJS hook, once
+  // as ESM); a registered symbol keeps `instanceof` true across both copies, so no typed error is
+  // ever mistaken for an unexpected one.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [APP_ERROR]?: boolean })[APP_ERROR] === true;
+  }
+  readonly [APP_ERROR] = true;
   override name = 'AppError';
-  readonly status: number;
   constructor(
     readonly code: ErrorCode,
     /** Safe to show the caller. */
     readonly detail: string,
     /** Extra members of the problem body, e.g. `errors` or `requiredPermission`. */
     readonly extensions: Record<string, unknown> = {},
-    /** Response headers, e.g. Retry-After. */
-    readonly headers: Record<string, string> = {},
+    readonly data: ErrorData = {},
   ) {
     super(detail);
-    this.status = statusOf[code];
   }
 }
+
+/** A policy refusal, as the error every entry point throws or reports. */
+export const refusalError = (r: Refusal) =>
+  new AppError(r.code, r.detail, r.requiredPermission ? { requiredPermission: r.requiredPermission } : {});
 
 export const notFound = (what = 'resource') => new AppError('NOT_FOUND', `No such ${what}.`);
 

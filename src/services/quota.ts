@@ -1,4 +1,4 @@
-import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from './counters.ts';
+import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../store/counters.ts';
 
 // The per-key request quota: a fixed window of one UTC day (CONTRACT section 7).
 
@@ -22,15 +22,4 @@ export function evaluateQuota(count: number, limit: number, now: Date): QuotaOut
 export async function spendQuota(counters: CounterStore, keyId: string, limit: number, now: Date): Promise<QuotaOutcome> {
   const count = await counters.increment(quotaCounterName(keyId), utcDayStart(now), 86_400 + 3600);
   return evaluateQuota(count, limit, now);
-}
-
-/** The response fields of CONTRACT section 7: the IETF draft's and the older ones. */
-export function rateLimitHeaders(q: QuotaOutcome): Record<string, string> {
-  return {
-    'RateLimit-Policy': `"day";q=${q.limit};w=86400`,
-    RateLimit: `"day";r=${q.remaining};t=${q.resetSeconds}`,
-    'RateLimit-Limit': String(q.limit),
-    'RateLimit-Remaining': String(q.remaining),
-    'RateLimit-Reset': String(q.resetSeconds),
-  };
 }

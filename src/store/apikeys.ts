@@ -1,23 +1,33 @@
 import type { Queryable } from './db.ts';
-import type { Permissions } from '../services/keys/types.ts';
+
+/** Scope name -> permitted actions, as stored: `{ ai: ["access"] }`, `{ mcp: ["access"] }`. */
+export type Permissions = Record<string, string[]>;
 
 export interface ApiKeyRow {
   id: string; user_id: string; name: string; start: string; prefix: string; permissions: Permissions;
   request_quota: number; enabled: boolean; expires_at: Date | null; revoked_at: Date | null;
   created_at: Date; last_used_at: Date | null;
+  rotated_from: string | null; rotated_to: string | null;
   /** created_at as PostgreSQL prints it, with microseconds: the exact keyset cursor. */
   created_cursor: string;
 }
 
 // The hash is written and matched on, never read back out.
 const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, enabled, expires_at, revoked_at,
-  created_at, last_used_at, created_at::text AS created_cursor`;
+  created_at, last_used_at, rotated_from, rotated_to, created_at::text AS created_cursor`;
 
-export async function insertKey(db: Queryable, k: { userId: string; name: string; keyHash: Buffer; start: string; prefix: string; permissions: Permissions; requestQuota: number }): Promise<ApiKeyRow> {
+/**
+ * A rotated key whose grace period has ended is gone like a revoked one: out of every list and
+ * every key route (CONTRACT 14). `$now` is the caller's clock, so tests and instances agree.
+ */
+const notRetired = (alias: string, nowParam: string) =>
+  `NOT (${alias}rotated_to IS NOT NULL AND ${alias}expires_at <= ${nowParam}::timestamptz)`;
+
+export async function insertKey(db: Queryable, k: { userId: string; name: string; keyHash: Buffer; start: string; prefix: string; permissions: Permissions; requestQuota: number; expiresAt?: Date | null; rotatedFrom?: string | null }): Promise<ApiKeyRow> {
   const { rows } = await db.query<ApiKeyRow>(
-    `INSERT INTO apikeys (user_id, name, key_hash, start, prefix, permissions, request_quota)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-    [k.userId, k.name, k.keyHash, k.start, k.prefix, JSON.stringify(k.permissions), k.requestQuota],
+    `INSERT INTO apikeys (user_id, name, key_hash, start, prefix, permissions, request_quota, expires_at, rotated_from)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+    [k.userId, k.name, k.keyHash, k.start, k.prefix, JSON.stringify(k.permissions), k.requestQuota, k.expiresAt ?? null, k.rotatedFrom ?? null],
   );
   return rows[0]!;
 }
@@ -28,19 +38,21 @@ export async function lockOwner(db: Queryable, userId: string): Promise<boolean>
   return r.rowCount === 1;
 }
 
+/** Keys held: a rotated key stops counting at once, even during its grace period (CONTRACT 14). */
 export async function countLiveKeys(db: Queryable, userId: string): Promise<number> {
-  const { rows } = await db.query<{ n: string }>('SELECT count(*) n FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  const { rows } = await db.query<{ n: string }>('SELECT count(*) n FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL AND rotated_to IS NULL', [userId]);
   return Number(rows[0]!.n);
 }
 
-export async function listLiveKeys(db: Queryable, userId: string): Promise<ApiKeyRow[]> {
+export async function listLiveKeys(db: Queryable, userId: string, now: Date): Promise<ApiKeyRow[]> {
   const { rows } = await db.query<ApiKeyRow>(
-    `SELECT ${COLUMNS} FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`, [userId]);
+    `SELECT ${COLUMNS} FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL AND ${notRetired('', '$2')}
+      ORDER BY created_at DESC, id DESC`, [userId, now]);
   return rows;
 }
 
-export async function findLiveKey(db: Queryable, id: string): Promise<ApiKeyRow | null> {
-  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM apikeys WHERE id = $1 AND revoked_at IS NULL`, [id]);
+export async function findLiveKey(db: Queryable, id: string, now: Date): Promise<ApiKeyRow | null> {
+  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM apikeys WHERE id = $1 AND revoked_at IS NULL AND ${notRetired('', '$2')}`, [id, now]);
   return rows[0] ?? null;
 }
 
@@ -50,12 +62,14 @@ export interface KeyWithOwnerRow extends ApiKeyRow {
   owner_banned: boolean; owner_email: string; owner_name: string; owner_role: 'user' | 'admin'; owner_plan: string | null;
 }
 
-export async function findKeyByHash(db: Queryable, keyHash: Buffer): Promise<KeyWithOwnerRow | null> {
+export async function findKeyByHash(db: Queryable, keyHash: Buffer, prepared = true): Promise<KeyWithOwnerRow | null> {
   // A named statement: PostgreSQL plans it once per connection, which is most of a lookup's cost.
+  // Behind a transaction pooler it is left unnamed: the name would exist on one server connection
+  // and not on the next one the pooler hands out.
   const { rows } = await db.query<KeyWithOwnerRow>({
-    name: 'find-key-by-hash',
+    ...(prepared ? { name: 'find-key-by-hash' } : {}),
     text: `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.enabled, k.expires_at,
-            k.revoked_at, k.created_at, k.last_used_at, k.created_at::text AS created_cursor, u.banned AS owner_banned,
+            k.revoked_at, k.created_at, k.last_used_at, k.rotated_from, k.rotated_to, k.created_at::text AS created_cursor, u.banned AS owner_banned,
             u.email AS owner_email, u.name AS owner_name, u.role AS owner_role, u.plan AS owner_plan
        FROM apikeys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,
     values: [keyHash],
@@ -63,14 +77,17 @@ export async function findKeyByHash(db: Queryable, keyHash: Buffer): Promise<Key
   return rows[0] ?? null;
 }
 
-export async function updateKey(db: Queryable, id: string, userId: string, p: { name?: string; enabled?: boolean; expiresAt?: Date | null }): Promise<ApiKeyRow | null> {
+export async function updateKey(db: Queryable, id: string, userId: string, p: { name?: string; enabled?: boolean; expiresAt?: Date | null }, now: Date): Promise<ApiKeyRow | null> {
   const { rows } = await db.query<ApiKeyRow>(
     `UPDATE apikeys SET
         name = COALESCE($3, name),
         enabled = COALESCE($4, enabled),
-        expires_at = CASE WHEN $5 THEN $6::timestamptz ELSE expires_at END
-      WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
-    [id, userId, p.name ?? null, p.enabled ?? null, p.expiresAt !== undefined, p.expiresAt ?? null],
+        -- A rotated key's grace period may be cut short, never stretched: the rotation is the rule.
+        expires_at = CASE WHEN NOT $5 THEN expires_at
+                          WHEN rotated_to IS NULL THEN $6::timestamptz
+                          ELSE LEAST(expires_at, COALESCE($6::timestamptz, expires_at)) END
+      WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND ${notRetired('', '$7')} RETURNING ${COLUMNS}`,
+    [id, userId, p.name ?? null, p.enabled ?? null, p.expiresAt !== undefined, p.expiresAt ?? null, now],
   );
   return rows[0] ?? null;
 }
@@ -79,6 +96,7 @@ export async function updateKey(db: Queryable, id: string, userId: string, p: { 
 export async function revokeKey(db: Queryable, id: string, ownerId: string | null, at: Date): Promise<ApiKeyRow | null> {
   const { rows } = await db.query<ApiKeyRow>(
     `UPDATE apikeys SET revoked_at = $3 WHERE id = $1 AND ($2::uuid IS NULL OR user_id = $2) AND revoked_at IS NULL
+       AND ${notRetired('', '$3')}
      RETURNING ${COLUMNS}`,
     [id, ownerId, at],
   );
@@ -88,16 +106,16 @@ export async function revokeKey(db: Queryable, id: string, ownerId: string | nul
 export interface AdminKeyRow extends ApiKeyRow { owner_name: string; owner_email: string }
 
 /** Newest first, keyset-paginated on (created_at, id), so concurrent inserts never shift a page. */
-export async function listKeysPage(db: Queryable, limit: number, after: { createdAt: string; id: string } | null): Promise<AdminKeyRow[]> {
+export async function listKeysPage(db: Queryable, limit: number, after: { createdAt: string; id: string } | null, now: Date): Promise<AdminKeyRow[]> {
   const { rows } = await db.query<AdminKeyRow>(
     `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.enabled, k.expires_at,
-            k.revoked_at, k.created_at, k.last_used_at, k.created_at::text AS created_cursor,
+            k.revoked_at, k.created_at, k.last_used_at, k.rotated_from, k.rotated_to, k.created_at::text AS created_cursor,
             u.name AS owner_name, u.email AS owner_email
        FROM apikeys k JOIN users u ON u.id = k.user_id
-      WHERE k.revoked_at IS NULL
+      WHERE k.revoked_at IS NULL AND ${notRetired('k.', '$4')}
         AND ($2::timestamptz IS NULL OR (k.created_at, k.id) < ($2::timestamptz, $3::uuid))
       ORDER BY k.created_at DESC, k.id DESC LIMIT $1`,
-    [limit, after?.createdAt ?? null, after?.id ?? null],
+    [limit, after?.createdAt ?? null, after?.id ?? null, now],
   );
   return rows;
 }

@@ -9,6 +9,10 @@ export function createPool(connectionString: string, max = 10): Pool {
   const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000 });
   // An idle client that loses its server must not crash the process; the next query fails instead.
   pool.on('error', () => {});
+  // The pool listens for errors only on idle clients. A checked-out client between two statements
+  // (a transaction waiting on Redis, say) that hears its server die would emit an unheard error and
+  // crash the process (test/faults/postgres.test.ts); its next query fails instead, as a 503.
+  pool.on('connect', (client) => void client.on('error', () => {}));
   return pool;
 }
 

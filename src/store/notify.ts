@@ -14,20 +14,52 @@ export async function signal(db: Queryable, s: Signal): Promise<void> {
 
 export interface Listener { close(): Promise<void> }
 
+export interface ChannelCheck {
+  /** How often the LISTEN connection must prove it still answers. */
+  intervalMs: number;
+  /** How long a check (and a connect) may take before the connection counts as lost. */
+  timeoutMs: number;
+}
+
+// At most 5 s between checks plus 2 s to answer plus the reconnect keeps a silently cut channel
+// under the 10 s CONTRACT 16 allows.
+export const DEFAULT_CHANNEL_CHECK: ChannelCheck = { intervalMs: 5000, timeoutMs: 2000 };
+
+const within = <T>(p: Promise<T>, ms: number): Promise<T> => {
+  let t: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, fail) => (t = setTimeout(() => fail(new Error(`no answer within ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(t));
+};
+
 /**
  * Holds one connection in LISTEN. When it drops, it reconnects and calls `onReconnect`, since
  * signals sent while it was away are lost and whoever listens must resynchronise.
+ *
+ * A connection can also go silent without closing (a NAT or pooler forgetting it): the client
+ * then sees no error and would wait for ever. So it is asked to answer a query every
+ * `check.intervalMs`; one that does not answer in time is torn down and replaced like a closed one.
  */
-export async function listen(connectionString: string, onSignal: (s: Signal) => void, onReconnect: () => void): Promise<Listener> {
+export async function listen(connectionString: string, onSignal: (s: Signal) => void, onReconnect: () => void, check: ChannelCheck = DEFAULT_CHANNEL_CHECK): Promise<Listener> {
   let client: pg.Client | null = null;
   let closed = false;
   let timer: NodeJS.Timeout | null = null;
+  let checking = false;
+
+  // Only the current connection may trigger a reconnect; a torn-down one's late events are noise.
+  const lost = (c: pg.Client) => {
+    if (client !== c && client !== null) return;
+    client = null;
+    c.removeAllListeners('notification');
+    // end() would wait for a goodbye a silent peer never sends; destroying the socket does not.
+    c.connection.stream.destroy();
+    retry();
+  };
 
   const connect = async (isRetry: boolean) => {
     if (closed) return;
-    const c = new pg.Client({ connectionString });
-    c.on('error', () => retry());
-    c.on('end', () => retry());
+    const c = new pg.Client({ connectionString, connectionTimeoutMillis: check.timeoutMs });
+    c.on('error', () => lost(c));
+    c.on('end', () => lost(c));
     c.on('notification', (msg) => {
       if (msg.channel !== CHANNEL || !msg.payload) return;
       try {
@@ -38,12 +70,16 @@ export async function listen(connectionString: string, onSignal: (s: Signal) => 
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${CHANNEL}`);
+      await within(c.query(`LISTEN ${CHANNEL}`), check.timeoutMs);
+      if (closed) {
+        await c.end().catch(() => {});
+        return;
+      }
       client = c;
       if (isRetry) onReconnect();
     } catch {
-      await c.end().catch(() => {});
-      retry();
+      client = c;
+      lost(c);
     }
   };
   const retry = () => {
@@ -55,6 +91,16 @@ export async function listen(connectionString: string, onSignal: (s: Signal) => 
     }, 500);
     timer.unref();
   };
+  const heartbeat = setInterval(() => {
+    const c = client;
+    if (!c || checking || closed) return;
+    checking = true;
+    within(c.query('SELECT 1'), check.timeoutMs)
+      .catch(() => lost(c))
+      .finally(() => (checking = false));
+  }, check.intervalMs);
+  heartbeat.unref();
+
   // The first LISTEN is in place before the caller goes on, so no change made after start is missed.
   const ready = connect(false);
   await ready;
@@ -62,9 +108,13 @@ export async function listen(connectionString: string, onSignal: (s: Signal) => 
   return {
     async close() {
       closed = true;
+      clearInterval(heartbeat);
       if (timer) clearTimeout(timer);
       await ready;
-      await client?.end().catch(() => {});
+      const c = client;
+      client = null;
+      c?.removeAllListeners('end');
+      if (c) await within(c.end(), check.timeoutMs).catch(() => c.connection.stream.destroy());
     },
   };
 }

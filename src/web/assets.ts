@@ -2,13 +2,16 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { existsSync } from 'node:fs';
 
-// The page's scripts and styles are bundled by esbuild in memory when the first page is asked
-// for: a fresh clone needs `npm install && npm start` and nothing else, there is no build output
-// to forget or to fall out of date, and nothing is fetched from a CDN.
+// The page's scripts and styles. `npm install` bundles them into dist/assets/ (bin/build.js) and
+// the compiled server, which lives in dist/, reads them from there, so no bundler is loaded into
+// the serving process. Run from the TypeScript sources (tests, tsx), they are bundled by esbuild in
+// memory when the first page is asked for. Nothing is fetched from a CDN.
 
-const clientDir = resolve(dirname(fileURLToPath(import.meta.url)), 'client');
+const here = dirname(fileURLToPath(import.meta.url));
+const clientDir = resolve(here, 'client');
+const prebuiltDir = resolve(here, 'assets');
 
 export interface Asset { body: Uint8Array; contentType: string }
 
@@ -26,8 +29,28 @@ const contentTypes: Record<string, string> = {
 
 const typeOf = (name: string): string => contentTypes[name.slice(name.lastIndexOf('.'))] ?? 'application/octet-stream';
 
+const entries = { 'sign-in': 'sign-in.ts', developers: 'developers.ts', styles: 'styles.css' };
+
+function urlsOf(byEntry: Map<string, string>): AssetBundle['urls'] {
+  const url = (file: string) => {
+    const name = byEntry.get(file);
+    if (!name) throw new Error(`the page bundle has no output for ${file}`);
+    return `/assets/${name}`;
+  };
+  return { signIn: url(entries['sign-in']), developers: url(entries.developers), styles: url(entries.styles), icon: url('icon.svg') };
+}
+
+/** The bundle bin/build.js wrote at install: file names by entry in manifest.json. */
+async function prebuilt(): Promise<AssetBundle> {
+  const manifest = JSON.parse(await readFile(resolve(prebuiltDir, 'manifest.json'), 'utf8')) as Record<string, string>;
+  const files = new Map<string, Asset>();
+  for (const name of Object.values(manifest)) files.set(name, { body: await readFile(resolve(prebuiltDir, name)), contentType: typeOf(name) });
+  return { files, urls: urlsOf(new Map(Object.entries(manifest))) };
+}
+
 async function bundle(): Promise<AssetBundle> {
-  const entries = { 'sign-in': 'sign-in.ts', developers: 'developers.ts', styles: 'styles.css' };
+  // Loaded only here: the compiled server never needs the bundler.
+  const { build } = await import('esbuild');
   const result = await build({
     absWorkingDir: clientDir,
     entryPoints: entries,
@@ -53,17 +76,15 @@ async function bundle(): Promise<AssetBundle> {
   const icon = await readFile(resolve(clientDir, 'icon.svg'));
   const iconName = `icon-${createHash('sha256').update(icon).digest('hex').slice(0, 8)}.svg`;
   files.set(iconName, { body: icon, contentType: typeOf(iconName) });
-
-  const url = (file: string) => {
-    const name = byEntry.get(file);
-    if (!name) throw new Error(`the page bundle has no output for ${file}`);
-    return `/assets/${name}`;
-  };
-  return { files, urls: { signIn: url(entries['sign-in']), developers: url(entries.developers), styles: url(entries.styles), icon: `/assets/${iconName}` } };
+  byEntry.set('icon.svg', iconName);
+  return { files, urls: urlsOf(byEntry) };
 }
 
 /** Builds once, on first use; every later caller gets the same bundle. */
 export function lazyAssets(): () => Promise<AssetBundle> {
   let built: Promise<AssetBundle> | null = null;
-  return () => (built ??= bundle());
+  return () => (built ??= existsSync(resolve(prebuiltDir, 'manifest.json')) ? prebuilt() : bundle());
 }
+
+/** One bundle for every router that draws pages (the settings pages, the OAuth consent page). */
+export const sharedAssets = lazyAssets();

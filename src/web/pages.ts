@@ -1,5 +1,6 @@
 import { html, type Html } from './layout.ts';
-import type { KeysPageConfig } from './page-config.ts';
+import type { KeysPageConfig, PageScope } from './page-config.ts';
+import { expiryOptions, rotateDialog } from './key-life-markup.ts';
 
 // The markup of the pages. Everything a user sees before the first request answers is drawn here,
 // so the forms are complete (and the right checkboxes present) without waiting for the script.
@@ -64,17 +65,21 @@ export function accountHeader(email: string): Html {
 
 const breadcrumb = html`<nav aria-label="Breadcrumb"><ol class="breadcrumb"><li>Settings</li><li><a href="/settings/developers" aria-current="page">Developers</a></li></ol></nav>`;
 
+/** One checkbox per available scope, or per action of a scope with several; labels from scopes.yaml. */
 function accessOptions(keys: KeysPageConfig): Html | false {
-  if (!keys.offerAi && !keys.offerMcp) return false;
-  const option = (id: string, name: string, label: string, hint: string) => html`<div class="check">
-<input type="checkbox" id="${id}" name="${name}" aria-describedby="${id}-hint">
+  const offered = keys.scopes.filter((s) => s.available);
+  if (offered.length === 0) return false;
+  const option = (id: string, value: string, label: string, hint: string) => html`<div class="check">
+<input type="checkbox" id="${id}" name="permission" value="${value}"${hint ? html` aria-describedby="${id}-hint"` : false}>
 <label for="${id}">${label}</label>
-<p class="hint" id="${id}-hint">${hint}</p>
+${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : false}
 </div>`;
+  const single = (s: PageScope) => s.actions.length === 1 && s.actions[0] === 'access';
   return html`<fieldset class="access">
 <legend>Access</legend>
-${keys.offerAi ? option('create-ai', 'ai', 'Allow AI access', 'Lets the key use the AI features: chat, capabilities and automations.') : false}
-${keys.offerMcp ? option('create-mcp', 'mcp', 'Allow MCP access', 'Lets an AI agent connect to the MCP server with this key and act as you.') : false}
+${offered.map((s) => (single(s)
+    ? option(`create-scope-${s.name}`, `${s.name}:access`, s.label, s.description)
+    : html`${s.actions.map((a, i) => option(`create-scope-${s.name}-${a}`, `${s.name}:${a}`, `${s.label}: ${a}`, i === 0 ? s.description : ''))}`))}
 </fieldset>`;
 }
 
@@ -90,6 +95,7 @@ ${noScript}
 <form id="create-form" method="post" novalidate>
 ${textField({ id: 'create-name', name: 'name', label: 'Name', type: 'text', autocomplete: 'off', hint: 'So you can tell your keys apart, such as “CI deploys”. Up to 64 characters.', maxlength: 64 })}
 ${accessOptions(keys)}
+${expiryOptions(keys.maxLifetimeDays)}
 <p class="form-error" id="create-error" role="alert"></p>
 <button type="submit" class="primary">Create key</button>
 </form>
@@ -125,7 +131,8 @@ ${accessOptions(keys)}
 <button type="submit" value="revoke" class="danger">Revoke key</button>
 </div>
 </form>
-</dialog>`;
+</dialog>
+${rotateDialog()}`;
 }
 
 export function keysOffMain(): Html {

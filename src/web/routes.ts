@@ -2,15 +2,24 @@ import Router from '@koa/router';
 import type { Config } from '../config.ts';
 import { AppError } from '../services/errors.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
-import { lazyAssets } from './assets.ts';
-import { layout, pageHeaders, raw, type Html } from './layout.ts';
+import { sharedAssets } from './assets.ts';
+import { CONSENT_RETURN } from './consent.ts';
+import { html, layout, pageHeaders, raw, type Html } from './layout.ts';
+import { connectedAppsMarkup } from './connected-apps-markup.ts';
 import { accountHeader, developersMain, keysOffMain, signInMain } from './pages.ts';
 import type { PageConfig } from './page-config.ts';
+import type { PolicyHolder } from '../policy/engine.ts';
+import { featureOn, type ScopeCatalog } from '../policy/scopes.ts';
 
-export interface WebDeps { config: Config }
+export interface WebDeps { config: Config; policy: PolicyHolder }
 
-export function pageConfig(config: Config): PageConfig {
+/**
+ * Built per page: the scopes come with the policy, and a policy apply can change them. A page that
+ * offers no scopes (the consent page) passes none.
+ */
+export function pageConfig(config: Config, scopes: Pick<ScopeCatalog, 'list'> = { list: [] }): PageConfig {
   const k = config.apiKeys;
+  const features = { ai: config.ai.enabled, mcpServer: config.mcpServer.enabled };
   return {
     apiPrefix: config.apiPrefix,
     signUp: config.auth.signUp,
@@ -18,22 +27,22 @@ export function pageConfig(config: Config): PageConfig {
       ? {
           variant: k.variant,
           // Variant B's create body has no scopes, so it never offers them (spec 9).
-          offerAi: k.variant === 'A' && config.ai.enabled,
-          offerMcp: k.variant === 'A' && config.mcpServer.enabled,
+          scopes: k.variant === 'A' ? scopes.list.map((s) => ({ name: s.name, label: s.label, description: s.description, actions: [...s.actions], available: featureOn(s, features) })) : [],
           maxKeysPerUser: k.variant === 'A' ? k.maxKeysPerUser : null,
           maxCreatesPerDay: k.variant === 'A' ? k.maxCreatesPerDay : null,
+          maxLifetimeDays: k.maxLifetimeDays ?? null,
         }
       : null,
+    connectedApps: config.mcpServer.enabled,
   };
 }
 
 /** The pages: /sign-in and /settings/developers, and their assets under /assets/. */
-export function webRoutes({ config }: WebDeps): Router<GatewayState> {
+export function webRoutes({ config, policy }: WebDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
-  const assets = lazyAssets();
-  const pageCfg = pageConfig(config);
+  const assets = sharedAssets;
 
-  const sendPage = async (ctx: GatewayContext, page: { title: string; script: 'signIn' | 'developers'; header: Html; main: Html }) => {
+  const sendPage = async (ctx: GatewayContext, pageCfg: PageConfig, page: { title: string; script: 'signIn' | 'developers'; header: Html; main: Html }) => {
     const bundle = await assets();
     ctx.set(pageHeaders);
     ctx.type = 'text/html; charset=utf-8';
@@ -49,19 +58,23 @@ export function webRoutes({ config }: WebDeps): Router<GatewayState> {
   // The caller is already resolved by the pipeline, so the server can send a visitor to the right
   // page at once; the script still handles a session that ends while the page is open.
   router.get('/sign-in', async (ctx) => {
-    if (ctx.state.caller.kind === 'session') return redirect(ctx, '/settings/developers');
-    await sendPage(ctx, { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp) });
+    if (ctx.state.caller.kind === 'session') {
+      const next = typeof ctx.query.next === 'string' ? ctx.query.next : '';
+      return redirect(ctx, CONSENT_RETURN.test(next) ? next : '/settings/developers');
+    }
+    await sendPage(ctx, pageConfig(config, policy.current.scopes), { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp) });
   });
 
   router.get('/settings/developers', async (ctx) => {
     const caller = ctx.state.caller;
     // A key is not a signed-in person: the page manages keys with a session only.
     if (caller.kind !== 'session') return redirect(ctx, '/sign-in');
-    await sendPage(ctx, {
+    const pageCfg = pageConfig(config, policy.current.scopes);
+    await sendPage(ctx, pageCfg, {
       title: 'Developers',
       script: 'developers',
       header: accountHeader(caller.user.email),
-      main: pageCfg.keys ? developersMain(pageCfg.keys, config.apiPrefix) : keysOffMain(),
+      main: html`${pageCfg.keys ? developersMain(pageCfg.keys, config.apiPrefix) : keysOffMain()}${pageCfg.connectedApps ? connectedAppsMarkup() : false}`,
     });
   });
 

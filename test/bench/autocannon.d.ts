@@ -10,7 +10,13 @@ declare module 'autocannon' {
     pipelining?: number;
     /** Seconds before a request counts as timed out. */
     timeout?: number;
+    /** Stop after this many requests instead of after `duration`. */
+    amount?: number;
+    /** Requests sent in turn; `setupRequest` may change each one before it is sent. */
+    requests?: { setupRequest?: (req: RequestParams) => RequestParams }[];
   }
+
+  interface RequestParams { method?: string; path?: string; headers?: Record<string, string>; body?: string }
 
   interface Histogram { average: number; mean: number; min: number; max: number; total?: number; p50: number; p99: number }
 

@@ -46,12 +46,16 @@ function waitForMessage<T extends ChildMessage['type']>(child: ChildProcess, typ
 
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
-/** Forks server.ts under tsx and waits until it listens; `profileDir` gets its CPU profile. */
-export async function startServer(name: string, kind: ServerKind, opts: ServerOptions = {}, profileDir: string | null = null): Promise<ServerProcess> {
-  const child = fork(SERVER_ENTRY, [kind, JSON.stringify(opts)], {
-    // CPU profiles, written when the server exits, for `--profile`: one per thread (tsx's loader
-    // runs in a thread of its own), so each server gets a folder.
-    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
+/**
+ * Forks the server and waits until it listens; `profileDir` gets its CPU profile. `compiled`: the
+ * server.ts compiled by compile.ts, run by plain node as `npm start` runs keygate; else server.ts
+ * under tsx.
+ */
+export async function startServer(name: string, kind: ServerKind, opts: ServerOptions = {}, profileDir: string | null = null, compiled: string | null = null): Promise<ServerProcess> {
+  const child = fork(compiled ?? SERVER_ENTRY, [kind, JSON.stringify(opts)], {
+    // CPU profiles, written when the server exits, for `--profile`: one per thread (tsx's loader,
+    // when used, runs in a thread of its own), so each server gets a folder.
+    execArgv: [...(compiled ? [] : ['--import', 'tsx']), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const post = (m: ParentMessage) => {

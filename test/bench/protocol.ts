@@ -11,6 +11,8 @@ export interface ServerOptions {
   redisUrl?: string;
   /** keygate and the plain proxy: where to forward. */
   upstream?: string;
+  /** keygate: counters in PostgreSQL (no REDIS_URL), so a run's many counters go with its database. */
+  postgresCounters?: boolean;
 }
 
 export interface ServerStats {

@@ -2,6 +2,7 @@
 // target: met, or missed and by how much.
 import type { LookupBenchResult } from './lookup.ts';
 import type { PolicyBenchResult } from './policy.ts';
+import type { ShadowBenchResult, UsageTallyResult } from './shadow.ts';
 import type { ServerStats } from './protocol.ts';
 
 export interface TargetFigures {
@@ -13,6 +14,8 @@ export interface TargetFigures {
   /** requests/s of each round, in round order. */
   rounds: number[];
   stats: ServerStats | null;
+  /** RSS right after the server started listening, before any request. */
+  rssAtStart?: number;
 }
 
 export interface Verdict { what: string; figure: string; goal: string; met: boolean; result: string }
@@ -54,8 +57,8 @@ export function atMost(what: string, value: number, goal: number, show: (n: numb
 
 export function httpTable(targets: readonly TargetFigures[]): string {
   return table(
-    ['Target', 'req/s (median)', 'p50 ms', 'p99 ms', 'req/s per round', 'peak RSS', 'RSS after'],
-    targets.map((t) => [`(${t.id}) ${t.label}`, int(t.requestsPerSecond), ms(t.p50), ms(t.p99), t.rounds.map(int).join(' / '), mb(t.stats?.vmHwm ?? t.stats?.rssSampledPeak), mb(t.stats?.rssNow)]),
+    ['Target', 'req/s (median)', 'p50 ms', 'p99 ms', 'req/s per round', 'RSS at start', 'peak RSS', 'RSS after'],
+    targets.map((t) => [`(${t.id}) ${t.label}`, int(t.requestsPerSecond), ms(t.p50), ms(t.p99), t.rounds.map(int).join(' / '), mb(t.rssAtStart), mb(t.stats?.vmHwm ?? t.stats?.rssSampledPeak), mb(t.stats?.rssNow)]),
   );
 }
 
@@ -71,6 +74,18 @@ export function lookupTable(r: LookupBenchResult): string {
 export function policyLine(p: PolicyBenchResult): string {
   return `${p.calls.toLocaleString('en')} decisions over ${p.distinct} distinct requests (${pct(p.allowedShare)} allowed): ` +
     `${p.amortizedMicros.toFixed(3)} µs each amortized; a first, uncached decision ${p.coldMicros.toFixed(0)} µs`;
+}
+
+/** The line issue 14 asks for: the candidate's cost over the same mix, judged against 1 µs. */
+export function shadowLine(s: ShadowBenchResult): string {
+  const extra = s.shadowMicros - s.plainMicros;
+  return `shadow evaluation: ${extra.toFixed(3)} µs amortized over the same request mix (target < 1 µs extra): ${extra < 1 ? 'met' : 'missed'}${extra < 0 ? ' (below zero: the remembered pair replaces the engine\'s own memo lookup, so the difference is noise)' : ''}. ` +
+    `Per decision, median of the rounds, ${s.calls.toLocaleString('en')} calls each: engine alone ${s.plainMicros.toFixed(3)} µs, ` +
+    `counted by the observer without a candidate ${s.observedMicros.toFixed(3)} µs, with a candidate ${s.shadowMicros.toFixed(3)} µs (${pct(s.divergentShare)} of calls diverged)`;
+}
+
+export function usageLine(u: UsageTallyResult): string {
+  return `usage tally: ${u.micros.toFixed(3)} µs per key request (record() over ${u.keys.toLocaleString('en')} keys, ${u.calls.toLocaleString('en')} calls, in memory until the flush)`;
 }
 
 export function verdictTable(verdicts: readonly Verdict[]): string {

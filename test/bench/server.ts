@@ -104,7 +104,7 @@ async function startPlainProxy(upstream: string): Promise<{ url: string; close()
 async function startKeygate(opts: ServerOptions): Promise<{ url: string; close(): Promise<void> }> {
   const env: NodeJS.ProcessEnv = {
     DATABASE_URL: opts.databaseUrl,
-    REDIS_URL: opts.redisUrl,
+    REDIS_URL: opts.postgresCounters ? undefined : opts.redisUrl,
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'warn',
@@ -114,7 +114,9 @@ async function startKeygate(opts: ServerOptions): Promise<{ url: string; close()
     overrides: {
       defaultPlan: 'bench',
       plans: { bench: { apiRateLimit: 100_000_000 } },
-      upstream: { url: opts.upstream ?? null },
+      // The bench's one key drives every connection; the per-caller bound on forwards in flight
+      // (default 32, CONTRACT 17) would answer 429 to connections past it.
+      upstream: { url: opts.upstream ?? null, maxConcurrentPerCaller: 1024 },
     },
   });
   const gateway = await startGateway(config);

@@ -1,19 +1,41 @@
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { startGateway, type Gateway } from '../../src/main.ts';
+import { startGateway, type Gateway, type GatewayOptions } from '../../src/main.ts';
 import { createLogger } from '../../src/log.ts';
-import type { Clock } from '../../src/services/clock.ts';
+import type { Clock, Every } from '../../src/services/clock.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { REDIS_URL } from './redis.ts';
 
-/** Real time shifted by an offset a test can move: `clock.set('2026-01-01T23:59:00Z')`. */
+/**
+ * A clock that stands still until the test moves it: `clock.set('2026-01-01T23:59:00Z')`. Fixed, so
+ * an answer computed from it (Retry-After to midnight, a cache's expiry) does not depend on how
+ * long a loaded machine took to get there.
+ */
 export interface TestClock { now: Clock; set(iso: string | Date): void; advance(ms: number): void }
-export function testClock(start?: string | Date): TestClock {
-  let offset = start === undefined ? 0 : new Date(start).getTime() - Date.now();
+export function testClock(start: string | Date = new Date()): TestClock {
+  let at = new Date(start).getTime();
   return {
-    now: () => new Date(Date.now() + offset),
-    set: (iso) => void (offset = new Date(iso).getTime() - Date.now()),
-    advance: (ms) => void (offset += ms),
+    now: () => new Date(at),
+    set: (iso) => void (at = new Date(iso).getTime()),
+    advance: (ms) => void (at += ms),
+  };
+}
+
+/** Periodic work the test runs when it chooses (`runAll`), instead of waiting for a timer. */
+export interface ManualEvery { every: Every; runAll(): Promise<void>; /** The intervals asked for. */ intervals: number[] }
+export function manualEvery(): ManualEvery {
+  const tasks = new Set<() => Promise<void> | void>();
+  const intervals: number[] = [];
+  return {
+    intervals,
+    every: (ms, task) => {
+      tasks.add(task);
+      intervals.push(ms);
+      return () => void tasks.delete(task);
+    },
+    async runAll() {
+      for (const task of [...tasks]) await task();
+    },
   };
 }
 
@@ -27,7 +49,16 @@ export interface TestGatewayOptions {
   redisUrl?: string;
   clock?: TestClock;
   env?: Record<string, string>;
+  /** The policy heartbeat's interval; a test beats by hand with `gateway.policy.heartbeat.beat()`. */
+  heartbeatMs?: number;
+  /** How long a forwarded body may send nothing before 408 (the product's default is 10 s). */
+  bodyIdleMs?: number;
+  /** Usage tallies are flushed when this runs (see manualEvery), not on a real timer. */
+  usageFlush?: { intervalMs?: number; every?: Every };
+  /** Leased quota blocks: sizes and timings (CONTRACT 18). */
+  quotaLease?: GatewayOptions['quotaLease'];
 }
+
 
 export interface TestGateway extends Gateway {
   config: Config;
@@ -35,6 +66,13 @@ export interface TestGateway extends Gateway {
   clock: TestClock;
   /** Every log line the gateway wrote, for asserting that no secret was logged. */
   logs: string[];
+  /**
+   * Resolves once a log line after the first `from` lines (default: those written so far) matches;
+   * rejects after `timeoutMs`, a bound on the wait and never the thing waited for.
+   */
+  waitForLog(pattern: RegExp, opts?: { from?: number; timeoutMs?: number }): Promise<void>;
+  /** Runs the gateway's periodic work now (the last-use writer). */
+  runPeriodic(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -42,6 +80,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const database = opts.database ?? (await createTestDatabase());
   const ownsDatabase = !opts.database;
   const clock = opts.clock ?? testClock();
+  const periodic = manualEvery();
   const env: NodeJS.ProcessEnv = {
     DATABASE_URL: database.url,
     HOST: '127.0.0.1',
@@ -52,14 +91,38 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   };
   const config = loadConfig({ env, overrides: opts.config ?? {} });
   const logs: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, cb) { logs.push(String(chunk)); cb(); } });
-  const gateway = await startGateway(config, { clock: clock.now, logger: createLogger('debug', sink) });
+  const heard = new Set<() => void>();
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      for (const wake of [...heard]) wake();
+      cb();
+    },
+  });
+  const waitForLog = (pattern: RegExp, { from = logs.length, timeoutMs = 5000 } = {}) =>
+    new Promise<void>((ok, fail) => {
+      const check = () => {
+        if (!logs.slice(from).some((l) => pattern.test(l))) return;
+        heard.delete(check);
+        clearTimeout(bound);
+        ok();
+      };
+      const bound = setTimeout(() => {
+        heard.delete(check);
+        fail(new Error(`no log line matching ${pattern} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      heard.add(check);
+      check();
+    });
+  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease });
   return {
     ...gateway,
     config,
     database,
     clock,
     logs,
+    waitForLog,
+    runPeriodic: periodic.runAll,
     async stop() {
       await gateway.close();
       if (ownsDatabase) await database.drop();

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { record } from './openapi.ts';
 
 export interface Reply<T = any> { status: number; headers: Record<string, string>; body: T; text: string }
 
@@ -45,6 +46,7 @@ export class Client {
           }
           const h: Record<string, string> = {};
           for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+          record({ method, path, status: res.statusCode ?? 0, contentType: h['content-type'] ?? '', body: parsed });
           resolve({ status: res.statusCode ?? 0, headers: h, body: parsed as T, text });
         });
       });

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { tempDir } from './tmp.ts';
-import { Redis } from 'ioredis';
 
 /** A free TCP port on loopback. */
 export function freePort(): Promise<number> {
@@ -21,22 +20,28 @@ export class OwnRedis {
   constructor(readonly port: number) {}
   get url() { return `redis://127.0.0.1:${this.port}`; }
 
-  async start(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir], { stdio: 'ignore' });
-    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {});
-    for (let i = 0; i < 50; i++) {
-      try {
-        await probe.connect();
-        await probe.ping();
-        probe.disconnect();
-        return;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    probe.disconnect();
-    throw new Error(`redis-server did not start on ${this.port}`);
+  /** Resolves when redis-server says it accepts connections; a timeout bounds the wait. */
+  async start(timeoutMs = 10_000): Promise<void> {
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir], { stdio: ['ignore', 'pipe', 'ignore'] });
+    this.child = child;
+    await new Promise<void>((ok, fail) => {
+      let seen = '';
+      const bound = setTimeout(() => done(new Error(`redis-server did not start on ${this.port}: ${seen.slice(-500)}`)), timeoutMs);
+      const done = (err?: Error) => {
+        clearTimeout(bound);
+        child.stdout!.off('data', onData).resume();
+        child.off('exit', onExit);
+        if (err) fail(err);
+        else ok();
+      };
+      const onData = (chunk: Buffer) => {
+        seen += chunk;
+        if (seen.includes('Ready to accept connections')) done();
+      };
+      const onExit = (code: number | null) => done(new Error(`redis-server exited with ${code}: ${seen.slice(-500)}`));
+      child.stdout!.on('data', onData);
+      child.once('exit', onExit);
+    });
   }
 
   async stop(): Promise<void> {

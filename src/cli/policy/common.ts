@@ -4,14 +4,18 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { packageRoot } from '../../config.ts';
-import { createPolicyEngineFromRules, type PolicyEngine, type PolicySubject } from '../../http/policy/engine.ts';
-import { describeProblems, parsePolicy, type PolicyRule } from '../../http/policy/rules.ts';
+import { createPolicyEngineFromRules, type PolicyEngine, type PolicySubject } from '../../policy/engine.ts';
+import { describeProblems, parsePolicy, type PolicyRule } from '../../policy/rules.ts';
+import { parseScopes, ScopesError, type ScopeCatalog } from '../../policy/scopes.ts';
+import { scopesFileFor } from '../../services/policy.ts';
 
 export interface CliIo {
   /** Receives whole lines, newline included, ready for process.stdout.write. */
   stdout: (s: string) => void;
   stderr: (s: string) => void;
   cwd: string;
+  /** The configured model and policy file, when run by `keygate` with its configuration: the default files. */
+  policy?: { model: string; file: string; scopes?: string };
 }
 
 /** A failure already worded for the user: the CLI prints its message and exits 1. */
@@ -23,6 +27,7 @@ export interface LoadedPolicy {
   engine: PolicyEngine;
   policyPath: string;
   modelPath: string;
+  scopesPath: string;
 }
 
 /** The operator's policies/ directory when the working directory has one, else the shipped one. */
@@ -40,6 +45,22 @@ export function defaultModelFor(policyPath: string): string {
   return join(dirname(policyPath), 'model.conf');
 }
 
+/** The scopes file a policy is read with: scopes.yaml beside it, else the shipped one. */
+export function defaultScopesFor(policyPath: string): string {
+  return scopesFileFor({ model: '', file: policyPath });
+}
+
+/** Reads and checks a scopes file; a mistake names the file, line and field. */
+export async function loadScopes(io: CliIo, path: string): Promise<ScopeCatalog> {
+  const text = await readText(path, 'scopes file');
+  try {
+    return parseScopes(text, display(io, path));
+  } catch (e) {
+    if (e instanceof ScopesError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
 export function display(io: CliIo, path: string): string {
   const rel = relative(io.cwd, path);
   return rel.startsWith('..') ? path : rel;
@@ -53,7 +74,7 @@ async function readText(path: string, what: string): Promise<string> {
   }
 }
 
-export type PolicyLoader = (policyPath: string, modelPath?: string) => Promise<LoadedPolicy>;
+export type PolicyLoader = (policyPath: string, modelPath?: string, scopesPath?: string) => Promise<LoadedPolicy>;
 
 /**
  * Loads each pair of files once per command, refusing malformed lines with their line numbers.
@@ -61,16 +82,17 @@ export type PolicyLoader = (policyPath: string, modelPath?: string) => Promise<L
  */
 export function policyLoader(io: CliIo): PolicyLoader {
   const engines = new Map<string, Promise<LoadedPolicy>>();
-  return (policyPath, modelPath = defaultModelFor(policyPath)) => {
-    const key = `${modelPath}\n${policyPath}`;
+  return (policyPath, modelPath = defaultModelFor(policyPath), scopesPath = defaultScopesFor(policyPath)) => {
+    const key = `${modelPath}\n${policyPath}\n${scopesPath}`;
     let loaded = engines.get(key);
     if (!loaded) {
       loaded = (async () => {
         const [modelText, policyText] = await Promise.all([readText(modelPath, 'model'), readText(policyPath, 'policy')]);
         const parsed = parsePolicy(policyText);
         if (parsed.problems.length > 0) throw new CliError(describeProblems(parsed.problems, display(io, policyPath)));
+        const scopes = await loadScopes(io, scopesPath);
         try {
-          return { engine: await createPolicyEngineFromRules(modelText, parsed.rules), policyPath, modelPath };
+          return { engine: await createPolicyEngineFromRules(modelText, parsed.rules, { scopes }), policyPath, modelPath, scopesPath };
         } catch (e) {
           throw new CliError(`${display(io, modelPath)}: ${(e as Error).message}`);
         }
@@ -102,16 +124,28 @@ export function subjectLabel(s: PolicySubject): string {
   return attrs.length > 0 ? `${s.kind}[${attrs.join(',')}]` : s.kind;
 }
 
-/** The subjects `diff` compares and `lint` probes with. */
-export const standardSubjects: readonly PolicySubject[] = [
-  { kind: 'anonymous', permissions: [], role: null },
-  { kind: 'session', permissions: [], role: 'user' },
-  { kind: 'session', permissions: [], role: 'admin' },
-  { kind: 'key', permissions: [], role: 'user' },
-  { kind: 'key', permissions: ['ai'], role: 'user' },
-  { kind: 'key', permissions: ['mcp'], role: 'user' },
-  { kind: 'key', permissions: ['ai', 'mcp'], role: 'user' },
-];
+/** Every declared permission once, spelled as a key holds it: `ai`, `reports:read`, `reports:write`. */
+export function declaredPermissions(...catalogs: ScopeCatalog[]): string[] {
+  const names = new Set<string>();
+  for (const c of catalogs) for (const s of c.list) for (const a of s.actions) names.add(s.actions.length === 1 && a === 'access' ? s.name : `${s.name}:${a}`);
+  return [...names];
+}
+
+/**
+ * The subjects `diff` compares: each kind of caller, and keys with no permission, each declared
+ * permission alone, and all of them together, over every declared scope, not a fixed few.
+ */
+export function standardSubjects(...catalogs: ScopeCatalog[]): PolicySubject[] {
+  const perms = declaredPermissions(...catalogs);
+  return [
+    { kind: 'anonymous', permissions: [], role: null },
+    { kind: 'session', permissions: [], role: 'user' },
+    { kind: 'session', permissions: [], role: 'admin' },
+    { kind: 'key', permissions: [], role: 'user' },
+    ...perms.map((p): PolicySubject => ({ kind: 'key', permissions: [p], role: 'user' })),
+    ...(perms.length > 1 ? [{ kind: 'key', permissions: perms, role: 'user' } satisfies PolicySubject] : []),
+  ];
+}
 
 export function ruleRef(io: CliIo, policyPath: string, rule: PolicyRule | undefined, id: string | null): string {
   if (!id) return 'no line (default deny)';

@@ -2,9 +2,10 @@
 // should not have to run the whole matrix in their head.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { PolicyEngine } from '../../http/policy/engine.ts';
-import { formatRule } from '../../http/policy/rules.ts';
-import { examplePath, forwardedExamples, gatewayRoutes, routeMethods } from '../../http/policy/routes.ts';
+import type { PolicyEngine } from '../../policy/engine.ts';
+import { formatRule } from '../../policy/rules.ts';
+import { examplePath, forwardedExamples, gatewayRoutes, routeMethods } from '../../policy/routes.ts';
+import type { Scope, ScopeCatalog } from '../../policy/scopes.ts';
 import { CliError, display, listFiles, policiesDir, policyLoader, standardSubjects, subjectLabel, type CliIo, type LoadedPolicy } from './common.ts';
 import { loadSuite } from './suite.ts';
 
@@ -13,11 +14,24 @@ interface Request {
   path: string;
 }
 
-// The route table, the forwarded surface the spec names, and whatever the test suites ask about.
-async function requests(io: CliIo): Promise<Request[]> {
+/** A read and a write on the path a glob line names, so a new router's lines are diffed too. */
+function linePaths(engines: readonly PolicyEngine[]): Request[] {
+  const out: Request[] = [];
+  for (const e of engines) for (const r of e.rules) {
+    if (r.path.startsWith('^')) continue;
+    const path = r.path.replace(/\/(\*|:[A-Za-z_][A-Za-z0-9_]*)(?=\/|$)/g, '/x-1').replace(/\/\*\*$/, '') || '/';
+    out.push({ method: 'GET', path }, { method: 'POST', path });
+  }
+  return out;
+}
+
+// The route table, the forwarded surface the spec names, the paths the lines name, and whatever
+// the test suites ask about.
+async function requests(io: CliIo, engines: readonly PolicyEngine[]): Promise<Request[]> {
   const all: Request[] = [
     ...gatewayRoutes.flatMap((r) => routeMethods(r).map((method) => ({ method, path: examplePath(r.path) }))),
     ...forwardedExamples,
+    ...linePaths(engines),
   ];
   for (const file of await listFiles(join(policiesDir(io.cwd), 'tests'), ['.yaml', '.yml'])) {
     try {
@@ -57,22 +71,58 @@ function lineChanges(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolicy): string[
   return out;
 }
 
-export async function diffCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { model: { type: 'string' } } });
-  const [oldFile, newFile, ...extra] = positionals;
-  if (!oldFile || !newFile || extra.length > 0) throw new CliError('usage: keygate policy diff OLD NEW [--model FILE]');
-  const model = values.model ? resolve(io.cwd, values.model) : undefined;
-  const load = policyLoader(io);
-  const [oldP, newP] = await Promise.all([load(resolve(io.cwd, oldFile), model), load(resolve(io.cwd, newFile), model)]);
+/** Scopes added, removed, or changed in label, description, actions or requires. */
+function scopeChanges(oldS: ScopeCatalog, newS: ScopeCatalog): string[] {
+  const out: string[] = [];
+  const fields = (s: Scope): Record<string, string> => ({ actions: `[${s.actions.join(', ')}]`, requires: s.requires ?? 'nothing', label: JSON.stringify(s.label), description: JSON.stringify(s.description) });
+  for (const s of oldS.list) {
+    const next = newS.get(s.name);
+    if (!next) {
+      out.push(`- ${s.name} actions ${fields(s).actions}`);
+      continue;
+    }
+    const before = fields(s);
+    const after = fields(next);
+    const changed = Object.keys(before).filter((f) => before[f] !== after[f]).map((f) => `${f} ${before[f]} -> ${after[f]}`);
+    if (changed.length > 0) out.push(`~ ${s.name}: ${changed.join('; ')}`);
+  }
+  for (const s of newS.list) if (!oldS.get(s.name)) out.push(`+ ${s.name} actions ${fields(s).actions}`);
+  return out;
+}
 
+export async function diffCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { model: { type: 'string' }, 'old-scopes': { type: 'string' }, 'new-scopes': { type: 'string' } },
+  });
+  const [oldFile, newFile, ...extra] = positionals;
+  if (!oldFile || !newFile || extra.length > 0) throw new CliError('usage: keygate policy diff OLD NEW [--model FILE] [--old-scopes FILE] [--new-scopes FILE]');
+  const model = values.model ? resolve(io.cwd, values.model) : undefined;
+  const scopesOf = (f: string | undefined) => (f ? resolve(io.cwd, f) : undefined);
+  const load = policyLoader(io);
+  const [oldP, newP] = await Promise.all([
+    load(resolve(io.cwd, oldFile), model, scopesOf(values['old-scopes'])),
+    load(resolve(io.cwd, newFile), model, scopesOf(values['new-scopes'])),
+  ]);
+
+  await printDiff(io, oldP, newP);
+  return 0;
+}
+
+/** The scopes, lines and decisions that differ between two policies, as `policy diff` prints them. */
+export async function printDiff(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolicy): Promise<void> {
+  const scopes = scopeChanges(oldP.engine.scopes, newP.engine.scopes);
+  if (scopes.length > 0) io.stdout(`scopes:\n${scopes.map((l) => `  ${l}\n`).join('')}`);
   const lines = lineChanges(io, oldP, newP);
   if (lines.length > 0) io.stdout(`lines:\n${lines.map((l) => `  ${l}\n`).join('')}`);
+  const subjects = standardSubjects(oldP.engine.scopes, newP.engine.scopes);
 
   // One output line per request and change; the subjects that share a change are listed together.
   const changes = new Map<string, { request: string; what: string; subjects: string[] }>();
-  const reqs = await requests(io);
+  const reqs = await requests(io, [oldP.engine, newP.engine]);
   for (const r of reqs) {
-    for (const s of standardSubjects) {
+    for (const s of subjects) {
       const before = oldP.engine.decide(s, r.method, r.path);
       const after = newP.engine.decide(s, r.method, r.path);
       if (before.allowed === after.allowed) continue;
@@ -86,6 +136,5 @@ export async function diffCommand(args: string[], io: CliIo): Promise<number> {
   if (changes.size > 0) io.stdout('decisions:\n');
   for (const c of changes.values()) io.stdout(`  ${c.request}  ${c.subjects.join(', ')}: ${c.what}\n`);
   const count = [...changes.values()].reduce((n, c) => n + c.subjects.length, 0);
-  io.stdout(`${count} decision${count === 1 ? '' : 's'} change over ${reqs.length} requests x ${standardSubjects.length} subjects\n`);
-  return 0;
+  io.stdout(`${count} decision${count === 1 ? '' : 's'} change over ${reqs.length} requests x ${subjects.length} subjects\n`);
 }

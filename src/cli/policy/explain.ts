@@ -2,31 +2,38 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../../config.ts';
-import type { PolicySubject } from '../../http/policy/engine.ts';
-import { formatRule } from '../../http/policy/rules.ts';
-import { CliError, display, policiesDir, policyLoader, subjectLabel, variantFile, type CliIo } from './common.ts';
+import type { PolicySubject } from '../../policy/engine.ts';
+import { formatRule } from '../../policy/rules.ts';
+import { permissionsFromNames, type ScopeCatalog } from '../../policy/scopes.ts';
+import { CliError, declaredPermissions, display, policiesDir, policyLoader, subjectLabel, variantFile, type CliIo } from './common.ts';
 
-function subjectFrom(kind: string | undefined, permissions: string | undefined, role: string | undefined): PolicySubject {
+function subjectFrom(kind: string | undefined, permissions: string | undefined, role: string | undefined, scopes: ScopeCatalog): PolicySubject {
   if (kind !== 'session' && kind !== 'key' && kind !== 'anonymous') throw new CliError('--subject must be session, key or anonymous');
   if (role !== undefined && role !== 'admin' && role !== 'user') throw new CliError('--role must be admin or user');
   const perms = permissions ? permissions.split(',').map((p) => p.trim()).filter(Boolean) : [];
   if (perms.length > 0 && kind !== 'key') throw new CliError('--permissions applies to --subject key only');
   if (kind === 'anonymous' && role) throw new CliError('--role does not apply to an anonymous caller');
+  const { unknown } = permissionsFromNames(scopes, perms);
+  if (unknown.length > 0) {
+    throw new CliError(`--permissions: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not declared in the scopes file (declared: ${declaredPermissions(scopes).join(', ') || 'none'})`);
+  }
   return { kind, permissions: perms, role: kind === 'anonymous' ? null : (role ?? 'user') };
 }
 
 // Without --policy or --variant, explain what this installation enforces: the configured files.
-function policyFiles(io: CliIo, v: { policy?: string; variant?: string; model?: string; config?: string }): { policy: string; model?: string } {
+function policyFiles(io: CliIo, v: { policy?: string; variant?: string; model?: string; scopes?: string; config?: string }): { policy: string; model?: string; scopes?: string } {
   const model = v.model ? resolve(io.cwd, v.model) : undefined;
+  const scopes = v.scopes ? resolve(io.cwd, v.scopes) : undefined;
   if (v.policy && v.variant) throw new CliError('give --policy or --variant, not both');
-  if (v.policy) return { policy: resolve(io.cwd, v.policy), model };
+  if (v.policy) return { policy: resolve(io.cwd, v.policy), model, scopes };
   if (v.variant) {
     if (v.variant !== 'A' && v.variant !== 'B') throw new CliError('--variant must be A or B');
-    return { policy: variantFile(policiesDir(io.cwd), v.variant), model };
+    return { policy: variantFile(policiesDir(io.cwd), v.variant), model, scopes };
   }
+  if (io.policy && !v.config) return { policy: io.policy.file, model: model ?? io.policy.model };
   try {
     const config = loadConfig({ cwd: io.cwd, argv: v.config ? ['--config', v.config] : [] });
-    return { policy: config.policy.file, model: model ?? config.policy.model };
+    return { policy: config.policy.file, model: model ?? config.policy.model, scopes: scopes ?? config.policy.scopes };
   } catch (e) {
     if (e instanceof ConfigError) throw new CliError(`${e.message} (or pass --policy FILE or --variant A|B)`);
     throw e;
@@ -45,17 +52,18 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
       variant: { type: 'string' },
       policy: { type: 'string' },
       model: { type: 'string' },
+      scopes: { type: 'string' },
       config: { type: 'string' },
     },
   });
-  const subject = subjectFrom(values.subject, values.permissions, values.role);
   if (!values.method || !values.path) throw new CliError('--method and --path are required');
   const method = values.method.toUpperCase();
   const path = values.path;
   if (!path.startsWith('/') || /[?#]/.test(path)) throw new CliError('--path takes a canonical path without a query string, such as /api/ai/threads');
 
   const files = policyFiles(io, values);
-  const { engine, policyPath } = await policyLoader(io)(files.policy, files.model);
+  const { engine, policyPath } = await policyLoader(io)(files.policy, files.model, files.scopes);
+  const subject = subjectFrom(values.subject, values.permissions, values.role, engine.scopes);
   const file = display(io, policyPath);
   const d = engine.decide(subject, method, path);
   const decidedBy = d.ruleId ? engine.rule(d.ruleId) : undefined;

@@ -10,10 +10,16 @@ export type { CliIo } from './common.ts';
 
 const USAGE = `usage:
   keygate policy test [FILES...] [--junit FILE] [--coverage] [--min-coverage P]
-  keygate policy explain --subject session|key|anonymous [--permissions ai,mcp] [--role admin]
-                         --method M --path P [--variant A|B | --policy FILE] [--model FILE]
-  keygate policy lint [FILES...]
-  keygate policy diff OLD NEW [--model FILE]
+  keygate policy explain --subject session|key|anonymous [--permissions reports:read,ai] [--role admin]
+                         --method M --path P [--variant A|B | --policy FILE] [--model FILE] [--scopes FILE]
+  keygate policy lint [FILES...] [--scopes FILE]
+  keygate policy diff OLD NEW [--model FILE] [--old-scopes FILE] [--new-scopes FILE]
+  keygate policy apply [FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT]
+  keygate policy history [--limit N]
+  keygate policy rollback VERSION [--by WHO]
+  keygate policy status
+  keygate policy shadow report|off
+  keygate policy promote [--force] [--by WHO]
 `;
 
 const commands: Record<string, (args: string[], io: CliIo) => Promise<number>> = {
@@ -26,7 +32,7 @@ const commands: Record<string, (args: string[], io: CliIo) => Promise<number>> =
 export const policySubcommands = Object.keys(commands);
 
 /** Runs one policy subcommand; resolves to the exit code (0 success, 1 failure). */
-export async function runPolicyCommand(args: string[], io: { stdout: (s: string) => void; stderr: (s: string) => void; cwd: string }): Promise<number> {
+export async function runPolicyCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === 'help' || sub === '--help') {
     (sub === undefined ? io.stderr : io.stdout)(USAGE);

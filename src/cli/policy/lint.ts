@@ -1,25 +1,46 @@
 // `keygate policy lint`: mistakes a policy file can hold that its tests might not reveal.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createPolicyEngineFromRules, type PolicyEngine, type PolicySubject, type SubjectKind } from '../../http/policy/engine.ts';
-import { compileMethodPattern, compilePathPattern, KNOWN_PERMISSIONS, parseCondition, PROBE_METHODS, SUBJECTS, subjectAttributes, termsHold, unknownAttributes } from '../../http/policy/patterns.ts';
-import { parsePolicy, type PolicyRule } from '../../http/policy/rules.ts';
-import { examplePath, forwardedExamples, gatewayRoutes } from '../../http/policy/routes.ts';
-import { CliError, defaultModelFor, display, listFiles, policiesDir, resolveAll, type CliIo } from './common.ts';
+import { createPolicyEngineFromRules, type PolicyEngine, type PolicySubject, type SubjectKind } from '../../policy/engine.ts';
+import { compileMethodPattern, compilePathPattern, parseCondition, permTerm, PROBE_METHODS, SUBJECTS, subjectAttributes, termsHold, unknownAttributes } from '../../policy/patterns.ts';
+import { parseScopes, scopeLines, ScopesError, type ScopeCatalog } from '../../policy/scopes.ts';
+import { parsePolicy, type PolicyRule } from '../../policy/rules.ts';
+import { examplePath, forwardedExamples, gatewayRoutes } from '../../policy/routes.ts';
+import { CliError, defaultModelFor, defaultScopesFor, display, listFiles, policiesDir, resolveAll, type CliIo } from './common.ts';
 import { routeFindings } from './route-coverage.ts';
 
-interface Finding {
+export interface Finding {
   line: number;
   message: string;
 }
 
-// Every attribute set a caller of each kind can carry: keys have permissions and their owner's
-// role, sessions a role, anonymous callers nothing.
-function possibleSubjects(kind: SubjectKind): PolicySubject[] {
+/** `S:A` atoms a rule's condition names; `perm:S` stands for each declared action of S. */
+function namedAtoms(rule: PolicyRule, catalog: ScopeCatalog | null): string[] {
+  const atoms = new Set<string>();
+  for (const t of parseCondition(rule.condition)) {
+    const perm = permTerm(t.attribute);
+    if (!perm) continue;
+    const actions = perm.action ? [perm.action] : (catalog?.get(perm.scope)?.actions ?? ['access']);
+    for (const a of actions) atoms.add(`${perm.scope}:${a}`);
+  }
+  return [...atoms].sort();
+}
+
+// The attribute sets that matter for a rule: keys holding any subset of the permissions its
+// condition names (a handful, never every subset of every declared scope), no permission, or every
+// declared one; each with either role. Sessions carry a role, anonymous callers nothing.
+function possibleSubjects(kind: SubjectKind, atoms: readonly string[], all: readonly string[]): PolicySubject[] {
   if (kind === 'anonymous') return [{ kind, permissions: [], role: null }];
   const permSets: string[][] = [[]];
-  if (kind === 'key') for (const p of KNOWN_PERMISSIONS) for (const s of [...permSets]) permSets.push([...s, p]);
+  if (kind === 'key') {
+    for (const p of atoms.slice(0, 8)) for (const s of [...permSets]) permSets.push([...s, p]);
+    if (all.length > 0) permSets.push([...all]);
+  }
   return permSets.flatMap((permissions) => (['user', 'admin'] as const).map((role) => ({ kind, permissions, role })));
+}
+
+function allAtoms(catalog: ScopeCatalog | null): string[] {
+  return catalog ? catalog.list.flatMap((s) => s.actions.map((a) => `${s.name}:${a}`)) : [];
 }
 
 function kindsOf(rule: PolicyRule): SubjectKind[] {
@@ -42,11 +63,12 @@ function samplePaths(pattern: string): string[] {
 }
 
 /** An allow is unreachable when every request it matches is also matched by some deny. */
-function unreachableAllows(engine: PolicyEngine): Finding[] {
+function unreachableAllows(engine: PolicyEngine, catalog: ScopeCatalog | null): Finding[] {
   const findings: Finding[] = [];
+  const all = allAtoms(catalog);
   for (const allow of engine.rules.filter((r) => r.effect === 'allow')) {
     const methods = PROBE_METHODS.filter((m) => compileMethodPattern(allow.method).test(m));
-    const subjects = kindsOf(allow).flatMap(possibleSubjects).filter((s) => conditionHolds(allow, s));
+    const subjects = kindsOf(allow).flatMap((k) => possibleSubjects(k, namedAtoms(allow, catalog), all)).filter((s) => conditionHolds(allow, s));
     const deniers = new Map<string, PolicyRule>();
     let sampled = 0;
     let open = false;
@@ -71,15 +93,24 @@ function unreachableAllows(engine: PolicyEngine): Finding[] {
   return findings;
 }
 
-function lineFindings(rules: readonly PolicyRule[]): Finding[] {
+function lineFindings(rules: readonly PolicyRule[], catalog: ScopeCatalog | null, scopesFile: string): Finding[] {
   const findings: Finding[] = [];
   const seen = new Map<string, number>();
+  const declared = (scope: string, action: string | null) => {
+    if (!catalog) return true;
+    const s = catalog.get(scope);
+    return s !== undefined && (action === null || s.actions.includes(action));
+  };
+  const all = allAtoms(catalog);
   for (const rule of rules) {
     const terms = parseCondition(rule.condition);
-    const unknown = unknownAttributes(terms);
+    const unknown = unknownAttributes(terms, declared);
     if (unknown.length > 0) {
-      findings.push({ line: rule.line, message: `${rule.id}: unknown ${unknown.join(', ')} (known: ${KNOWN_PERMISSIONS.map((p) => `perm:${p}`).join(', ')}, role:user, role:admin)` });
-    } else if (!kindsOf(rule).some((k) => possibleSubjects(k).some((s) => conditionHolds(rule, s)))) {
+      const perms = unknown.filter((u) => u.startsWith('perm:'));
+      const others = unknown.filter((u) => !u.startsWith('perm:'));
+      if (perms.length) findings.push({ line: rule.line, message: `${rule.id}: unknown ${perms.join(', ')}: a scope or action ${scopesFile} does not declare (declared: ${all.map((a) => `perm:${a}`).join(', ') || 'none'})` });
+      if (others.length) findings.push({ line: rule.line, message: `${rule.id}: unknown ${others.join(', ')} (known: perm:SCOPE, perm:SCOPE:ACTION, role:user, role:admin, via:mcp)` });
+    } else if (!kindsOf(rule).some((k) => possibleSubjects(k, namedAtoms(rule, catalog), all).some((s) => conditionHolds(rule, s)))) {
       findings.push({ line: rule.line, message: `${rule.id}: condition "${rule.condition}" can never hold for subject ${rule.subject}` });
     }
     const shape = [rule.subject, [...terms.map((t) => (t.negated ? '!' : '') + t.attribute)].sort().join(' '), rule.method, rule.path, rule.effect].join('\n');
@@ -90,45 +121,101 @@ function lineFindings(rules: readonly PolicyRule[]): Finding[] {
   return findings;
 }
 
-async function lintFile(io: CliIo, policyPath: string): Promise<Finding[]> {
-  const file = display(io, policyPath);
+interface ScopesLint { catalog: ScopeCatalog | null; findings: string[] }
+
+/** The scopes file itself: a mistake in it is an error of every policy read with it. */
+async function lintScopes(io: CliIo, path: string): Promise<ScopesLint> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return { catalog: null, findings: [`${display(io, path)}: cannot read the scopes file`] };
+  }
+  try {
+    return { catalog: parseScopes(text, display(io, path)), findings: [] };
+  } catch (e) {
+    if (!(e instanceof ScopesError)) throw e;
+    return { catalog: null, findings: e.message.split('\n') };
+  }
+}
+
+/** Scope names the lines' conditions mention. */
+function namedScopes(rules: readonly PolicyRule[]): Set<string> {
+  const names = new Set<string>();
+  for (const r of rules) for (const t of parseCondition(r.condition)) {
+    const perm = permTerm(t.attribute);
+    if (perm) names.add(perm.scope);
+  }
+  return names;
+}
+
+/**
+ * The findings of a policy text checked with a model text and a scopes catalog (null: the scopes
+ * file itself is broken); `modelName` and `scopesName` name them in messages.
+ */
+export async function lintTexts(modelText: string, policyText: string, modelName: string, catalog: ScopeCatalog | null, scopesName: string, used = new Set<string>()): Promise<Finding[]> {
+  const parsed = parsePolicy(policyText);
+  for (const n of namedScopes(parsed.rules)) used.add(n);
+  const findings: Finding[] = [...parsed.problems, ...lineFindings(parsed.rules, catalog, scopesName)];
+  let engine: PolicyEngine;
+  try {
+    engine = await createPolicyEngineFromRules(modelText, parsed.rules, catalog ? { scopes: catalog } : {});
+  } catch (e) {
+    throw new CliError(`${modelName}: ${(e as Error).message}`);
+  }
+  findings.push(...unreachableAllows(engine, catalog));
+  for (const f of routeFindings(engine)) findings.push({ line: f.line ?? 0, message: f.message });
+  return findings.sort((a, b) => a.line - b.line);
+}
+
+async function lintFile(io: CliIo, policyPath: string, catalog: ScopeCatalog | null, scopesPath: string, used: Set<string>, modelPath = defaultModelFor(policyPath)): Promise<Finding[]> {
   let text: string;
   let modelText: string;
   try {
     text = await readFile(policyPath, 'utf8');
   } catch {
-    throw new CliError(`${file}: cannot read the policy`);
+    throw new CliError(`${display(io, policyPath)}: cannot read the policy`);
   }
-  const parsed = parsePolicy(text);
-  const findings: Finding[] = [...parsed.problems, ...lineFindings(parsed.rules)];
-  const modelPath = defaultModelFor(policyPath);
   try {
     modelText = await readFile(modelPath, 'utf8');
   } catch {
     throw new CliError(`${display(io, modelPath)}: cannot read the model the policy is checked with`);
   }
-  let engine: PolicyEngine;
-  try {
-    engine = await createPolicyEngineFromRules(modelText, parsed.rules);
-  } catch (e) {
-    throw new CliError(`${display(io, modelPath)}: ${(e as Error).message}`);
-  }
-  findings.push(...unreachableAllows(engine));
-  for (const f of routeFindings(engine)) findings.push({ line: f.line ?? 0, message: f.message });
-  return findings.sort((a, b) => a.line - b.line);
+  return lintTexts(modelText, text, display(io, modelPath), catalog, display(io, scopesPath), used);
 }
 
 export async function lintCommand(args: string[], io: CliIo): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  const files = positionals.length > 0 ? resolveAll(io, positionals) : await listFiles(policiesDir(io.cwd), ['.csv']);
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { scopes: { type: 'string' } } });
+  // Run by `keygate`, the configured files are the default (CONTRACT 13); called bare, every file in policies/.
+  const configured = io.policy && positionals.length === 0 ? io.policy : undefined;
+  const files = positionals.length > 0 ? resolveAll(io, positionals) : configured ? [configured.file] : await listFiles(policiesDir(io.cwd), ['.csv']);
   if (files.length === 0) throw new CliError('no policy files found (policies/*.csv)');
   let total = 0;
+  let warnings = 0;
+  // Each scopes file once, with the scopes every policy read with it names between them.
+  const scopeFiles = new Map<string, ScopesLint & { used: Set<string> }>();
   for (const f of files) {
-    const findings = await lintFile(io, f);
+    const scopesPath = values.scopes ? resolveAll(io, [values.scopes])[0]! : configured?.scopes ?? defaultScopesFor(f);
+    let scopes = scopeFiles.get(scopesPath);
+    if (!scopes) {
+      scopes = { ...(await lintScopes(io, scopesPath)), used: new Set<string>() };
+      scopeFiles.set(scopesPath, scopes);
+      total += scopes.findings.length;
+      for (const x of scopes.findings) io.stdout(`${x}\n`);
+    }
+    const findings = await lintFile(io, f, scopes.catalog, scopesPath, scopes.used, configured?.model);
     total += findings.length;
     // Line 0 marks a finding about the file as a whole (a route no line decides).
     for (const x of findings) io.stdout(`${display(io, f)}${x.line > 0 ? `:${x.line}` : ''}: ${x.message}\n`);
   }
-  io.stdout(`${total} finding${total === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'}\n`);
+  for (const [path, { catalog, used }] of scopeFiles) {
+    if (!catalog) continue;
+    const lines = scopeLines(catalog.text);
+    for (const s of catalog.list.filter((x) => !used.has(x.name))) {
+      warnings += 1;
+      io.stdout(`${display(io, path)}:${lines.get(s.name) ?? 1}: warning: scope ${s.name} is declared but no policy line names it (perm:${s.name}), so holding it changes nothing\n`);
+    }
+  }
+  io.stdout(`${total} finding${total === 1 ? '' : 's'}${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''} in ${files.length} file${files.length === 1 ? '' : 's'}\n`);
   return total === 0 ? 0 : 1;
 }

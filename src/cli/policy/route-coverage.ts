@@ -1,9 +1,9 @@
 // The policy against what the gateway serves: every route it serves is decided by a line for each
 // kind of caller (nothing left to the silent default), and every line names something that exists.
-import type { PolicyEngine, PolicySubject, SubjectKind } from '../../http/policy/engine.ts';
-import { compilePathPattern } from '../../http/policy/patterns.ts';
-import type { PolicyRule } from '../../http/policy/rules.ts';
-import { examplePath, forwardedExamples, gatewayRoutes, routeMethods } from '../../http/policy/routes.ts';
+import type { PolicyEngine, PolicySubject, SubjectKind } from '../../policy/engine.ts';
+import { compilePathPattern } from '../../policy/patterns.ts';
+import type { PolicyRule } from '../../policy/rules.ts';
+import { examplePath, forwardedExamples, gatewayRoutes, routeMethods } from '../../policy/routes.ts';
 
 export interface RouteFinding {
   /** The policy line the finding is about, or null when it is about a route. */

@@ -4,20 +4,20 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
-import type { PolicySubject } from '../../http/policy/engine.ts';
+import type { PolicySubject } from '../../policy/engine.ts';
 import { CliError, defaultModelFor, subjectLabel, variantFile } from './common.ts';
 
 const kind = z.enum(['session', 'key', 'anonymous']);
 const subjectObject = z
   .object({
     kind,
-    permissions: z.array(z.string().regex(/^[a-z0-9_-]+$/, 'a permission name such as ai')).default([]),
+    permissions: z.array(z.string().regex(/^[a-z][a-z0-9-]*(:[a-z][a-z0-9-]*)?$/, 'a permission such as ai or reports:write')).default([]),
     role: z.enum(['user', 'admin']).nullable().default(null),
-    /** `mcp`: the request an MCP tool makes on the caller's behalf. */
-    via: z.enum(['http', 'mcp']).default('http'),
+    /** `mcp`: the request an MCP tool makes on the caller's behalf; `oauth`: an OAuth access token. */
+    via: z.enum(['http', 'mcp', 'oauth']).default('http'),
   })
   .strict();
-const subjectHint = 'a subject is session, key, anonymous or { kind, permissions: [ai, mcp], role: user|admin, via: http|mcp }';
+const subjectHint = 'a subject is session, key, anonymous or { kind, permissions: [ai, reports:write], role: user|admin, via: http|mcp|oauth }';
 const subject = z.union([kind, subjectObject], { error: subjectHint });
 const method = z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET');
 
@@ -102,7 +102,9 @@ function issueMessage(issue: z.core.$ZodIssue): { path: YamlPath; key?: string; 
 }
 
 const toSubject = (s: z.infer<typeof subject>): PolicySubject =>
-  typeof s === 'string' ? { kind: s, permissions: [], role: null } : { kind: s.kind, permissions: s.permissions, role: s.role, channel: s.via };
+  typeof s === 'string' ? { kind: s, permissions: [], role: null } : s.via === 'oauth'
+    ? { kind: s.kind, permissions: s.permissions, role: s.role, channel: 'http', oauth: true }
+    : { kind: s.kind, permissions: s.permissions, role: s.role, channel: s.via };
 
 export function parseSuite(text: string, file: string, shownAs = file): Suite {
   const counter = new LineCounter();

@@ -1,15 +1,18 @@
 // `keygate policy test`: the YAML suites against the model and policy files on disk, no database.
 import { writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { permissionsFromNames } from '../../policy/scopes.ts';
 import { CliError, display, listFiles, policiesDir, policyLoader, resolveAll, ruleRef, type CliIo, type LoadedPolicy } from './common.ts';
 import { junitXml, type JunitCase, type JunitSuite } from './junit.ts';
 import { routeFindings } from './route-coverage.ts';
 import { loadSuite, type Suite, type TestCase } from './suite.ts';
 
-function runCase(io: CliIo, loaded: LoadedPolicy, c: TestCase): string | null {
+export function runCase(io: CliIo, loaded: LoadedPolicy, c: TestCase): string | null {
   const { engine, policyPath } = loaded;
   if (c.rule !== null && !engine.rule(c.rule)) return `names rule ${c.rule}, which is not a line of ${display(io, policyPath)}`;
+  const { unknown } = permissionsFromNames(engine.scopes, c.subject.permissions);
+  if (unknown.length > 0) return `names permission ${unknown.join(', ')}, which ${display(io, loaded.scopesPath)} does not declare`;
   const d = engine.decide(c.subject, c.method, c.path);
   const decided = d.allowed ? 'allow' : 'deny';
   if (decided === c.expect && (c.rule === null || c.rule === d.ruleId)) return null;
@@ -47,7 +50,8 @@ export async function testCommand(args: string[], io: CliIo): Promise<number> {
   });
   const min = values['min-coverage'] === undefined ? null : Number(values['min-coverage']);
   if (min !== null && !(min >= 0 && min <= 100)) throw new CliError('--min-coverage takes a percentage between 0 and 100');
-  const files = positionals.length > 0 ? resolveAll(io, positionals) : await listFiles(join(policiesDir(io.cwd), 'tests'), ['.yaml', '.yml']);
+  const suitesDir = io.policy ? join(dirname(io.policy.file), 'tests') : join(policiesDir(io.cwd), 'tests');
+  const files = positionals.length > 0 ? resolveAll(io, positionals) : await listFiles(suitesDir, ['.yaml', '.yml']);
   if (files.length === 0) throw new CliError('no policy test suites found (policies/tests/*.yaml)');
 
   const wantCoverage = values.coverage || min !== null;

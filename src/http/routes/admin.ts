@@ -2,22 +2,21 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { AccountService } from '../../services/accounts.ts';
 import type { KeyService } from '../../services/keys/service.ts';
-import type { Pool } from '../../store/db.ts';
-import { listAuditLog } from '../../services/audit.ts';
+import type { AuditService } from '../../services/audit.ts';
 import { idParam, parseQuery } from '../body.ts';
 import type { GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { requireSessionCaller } from './callers.ts';
 
-const pageQuery = z.object({
+export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   cursor: z.string().max(200).optional(),
 }).strict();
 
-export interface AdminRoutesDeps { keys: KeyService; accounts: AccountService; pool: Pool }
+export interface AdminRoutesDeps { keys: KeyService; accounts: AccountService; audit: AuditService }
 
 /** `/admin/*`: the policy lets only admin sessions reach these. */
-export function adminRoutes({ keys, accounts, pool }: AdminRoutesDeps): Router<GatewayState> {
+export function adminRoutes({ keys, accounts, audit }: AdminRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
 
   router.get('/admin/api-keys', async (ctx) => {
@@ -34,7 +33,7 @@ export function adminRoutes({ keys, accounts, pool }: AdminRoutesDeps): Router<G
 
   router.get('/admin/audit-log', async (ctx) => {
     const { limit, cursor } = parseQuery(ctx, pageQuery);
-    ctx.body = await listAuditLog(pool, { limit, cursor: cursor ?? null });
+    ctx.body = await audit.list({ limit, cursor: cursor ?? null });
   });
 
   router.post('/admin/users/:id/ban', async (ctx) => {

@@ -6,19 +6,28 @@ import type { GatewayContext, GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { requireUser } from './callers.ts';
 
-const name = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters').regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
-const createBodyA = z.object({ name, ai: z.boolean().optional(), mcp: z.boolean().optional() }).strict();
-const createBodyB = z.object({ name }).strict();
+export const name = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters').regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
+// Only the shape is checked here; which scopes and actions exist is the policy's scopes file, read
+// by the key service at the time of the create (CONTRACT 12).
+const permissions = z.record(z.string().max(64), z.array(z.string().max(64)).max(32)).refine((p) => Object.keys(p).length <= 64, 'at most 64 scopes');
+// Expiry at creation (CONTRACT 14): seconds from now, or an instant; "not both" and the bounds that
+// depend on the clock and maxLifetimeDays are the service's (services/keys/expiry.ts).
+const expiry = {
+  expiresIn: z.number().int().min(3600, 'must be at least 3600 seconds').max(31_536_000, 'must be at most 31536000 seconds (a year)').optional(),
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+};
+export const createBodyA = z.object({ name, ai: z.boolean().optional(), mcp: z.boolean().optional(), permissions: permissions.optional(), ...expiry }).strict();
+export const createBodyB = z.object({ name, ...expiry }).strict();
 
 // The auth layer's own key endpoints take the id in the body or query, better-auth style.
-const updateBody = z.object({
+export const updateBody = z.object({
   keyId: z.uuid(),
   name: name.optional(),
   enabled: z.boolean().optional(),
   expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
 }).strict();
-const deleteBody = z.object({ keyId: z.uuid() }).strict();
-const getQuery = z.object({ id: z.uuid() }).strict();
+export const deleteBody = z.object({ keyId: z.uuid() }).strict();
+export const getQuery = z.object({ id: z.uuid() }).strict();
 
 export interface ApiKeyRoutesDeps { keys: KeyService; variant: 'A' | 'B' }
 

@@ -1,22 +1,22 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { AccountService, RequestMeta } from '../../services/accounts.ts';
+import { passwordRule, type AccountService, type RequestMeta } from '../../services/accounts.ts';
 import { AppError } from '../../services/errors.ts';
 import { parseBody } from '../body.ts';
 import { clearSessionCookie, setSessionCookie } from '../cookies.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { requireSessionCaller, requireUser } from './callers.ts';
 
-const email = z.string().trim().toLowerCase().pipe(z.email()).pipe(z.string().max(254));
+export const email = z.string().trim().toLowerCase().pipe(z.email()).pipe(z.string().max(254));
 // Text that lands in the database: PostgreSQL refuses NUL, and control characters have no place in a name.
-const text = (max: number) => z.string().trim().min(1).max(max).regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
-const signUpBody = z.object({ email, password: z.string().min(8).max(128).regex(/^[^\u0000]*$/, 'must not contain NUL'), name: text(100) }).strict();
-const signInBody = z.object({ email: z.string().trim().max(254), password: z.string().max(1024) }).strict();
-const revokeSessionBody = z.object({ sessionId: z.uuid() }).strict();
-const changePasswordBody = z.object({ currentPassword: z.string().max(1024), newPassword: z.string().min(8).max(128).regex(/^[^\u0000]*$/, 'must not contain NUL') }).strict();
-const deleteUserBody = z.object({ password: z.string().max(1024) }).strict();
-const createOrgBody = z.object({ name: text(100), slug: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lowercase letters, digits and "-"') }).strict();
-const setActiveBody = z.object({ organizationId: z.uuid().nullable() }).strict();
+export const text = (max: number) => z.string().trim().min(1).max(max).regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
+export const signUpBody = z.object({ email, password: passwordRule, name: text(100) }).strict();
+export const signInBody = z.object({ email: z.string().trim().max(254), password: z.string().max(1024) }).strict();
+export const revokeSessionBody = z.object({ sessionId: z.uuid() }).strict();
+export const changePasswordBody = z.object({ currentPassword: z.string().max(1024), newPassword: passwordRule }).strict();
+export const deleteUserBody = z.object({ password: z.string().max(1024) }).strict();
+export const createOrgBody = z.object({ name: text(100), slug: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lowercase letters, digits and "-"') }).strict();
+export const setActiveBody = z.object({ organizationId: z.uuid().nullable() }).strict();
 
 export const requestMeta = (ctx: GatewayContext): RequestMeta => ({ ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null });
 

@@ -5,7 +5,7 @@ import type { GatewayState } from '../state.ts';
 export interface Probe { name: string; check(): Promise<void> }
 
 /** Liveness answers while the process runs; readiness asks PostgreSQL and, when configured, Redis. */
-export function healthRoutes({ probes, registry }: { probes: Probe[]; registry: Registry }): Router<GatewayState> {
+export function healthRoutes({ probes, registry, readiness }: { probes: Probe[]; registry: Registry; readiness?: () => Record<string, unknown> }): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -23,7 +23,7 @@ export function healthRoutes({ probes, registry }: { probes: Probe[]; registry: 
     );
     const ready = results.every(([, s]) => s === 'ok');
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries(results) };
+    ctx.body = { status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries(results), ...readiness?.() };
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = registry.contentType;

@@ -11,6 +11,8 @@ const CHECKSUM_LENGTH = 6;
 export const START_LENGTH = 12;
 /** No real key is longer; anything longer is refused before hashing. */
 export const MAX_KEY_LENGTH = 16 + RANDOM_LENGTH + CHECKSUM_LENGTH;
+/** What follows the prefix in every key we issue. */
+export const KEY_BODY_LENGTH = RANDOM_LENGTH + CHECKSUM_LENGTH;
 
 export function base62(n: number, width: number): string {
   let out = '';

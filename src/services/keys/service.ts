@@ -6,21 +6,20 @@ import * as audit from '../../store/audit.ts';
 import * as users from '../../store/users.ts';
 import * as orgs from '../../store/organizations.ts';
 import type { Clock } from '../clock.ts';
-import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../counters.ts';
+import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
 import { AppError, isStoreUnavailable, notFound, unavailable } from '../errors.ts';
 import { stampedQuota } from '../plans.ts';
 import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { quotaCounterName } from '../quota.ts';
 import { generateKey, keyStart } from './format.ts';
-import type { KeyVerifier } from './verifier.ts';
 import { signal } from '../../store/notify.ts';
-import type { ApiKeyView, AuthResult, KeyState, Permissions } from './types.ts';
+import type { ApiKeyView, KeyState, Permissions } from './types.ts';
+import { permissionWords, resolveGrant, type GrantInput, type ScopeCatalog } from '../../policy/scopes.ts';
+import { boundedExpiry, expiresSoon, expiryAtCreate, type ExpiryChoice } from './expiry.ts';
 
 export interface KeyServiceDeps {
   pool: Pool;
-  /** Where presented keys are verified (cached, invalidated by signals): see verifier.ts. */
-  verifier: Pick<KeyVerifier, 'authenticate'>;
   counters: CounterStore;
   config: Pick<Config, 'apiKeys' | 'ai' | 'mcpServer' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
   clock: Clock;
@@ -29,20 +28,36 @@ export interface KeyServiceDeps {
    * cache is exact at once; other instances hear of it through the signal sent with the change.
    */
   onKeyChanged?: (keyId: string) => void;
+  /** The scopes declared now; read per create, since a policy apply can change them. */
+  scopes: () => ScopeCatalog;
 }
 
 export interface Actor { userId: string; activeOrganizationId: string | null }
-export interface CreateInput { name: string; ai?: boolean; mcp?: boolean }
+export interface CreateInput extends GrantInput, ExpiryChoice { name: string }
 export interface UpdateInput { name?: string; enabled?: boolean; expiresAt?: Date | null }
 
 const DAY_SECONDS = 86_400;
-const createsCounter = (userId: string) => `creates:${userId}`;
+/** Creates per user per UTC day; a rotation spends one too (CONTRACT 14). */
+export const createsCounter = (userId: string) => `creates:${userId}`;
 
-export const scopesOf = (p: Permissions): string[] =>
-  Object.entries(p).filter(([, actions]) => actions.includes('access')).map(([scope]) => scope).sort();
+/**
+ * How a create (or a rotation) that failed ends: one that counted but did not commit gives its count
+ * back, one refused for the daily limit keeps it (it is over the limit either way), and a database
+ * that did not answer is a 503.
+ */
+export async function failedCreate(e: unknown, counted: { counters: CounterStore; userId: string; day: Date } | null): Promise<never> {
+  if (counted && !(e instanceof AppError && e.code === 'API_KEY_DAILY_LIMIT')) {
+    await counted.counters.decrement(createsCounter(counted.userId), counted.day).catch(() => {});
+  }
+  if (e instanceof AppError) throw e;
+  if (isStoreUnavailable(e)) throw unavailable('database', e);
+  throw e;
+}
+
+// The ApiKey object's `ai` and `mcp` booleans are the spec's shorthand for these two scopes.
+const holdsAccess = (p: Permissions, scope: 'ai' | 'mcp') => Array.isArray(p[scope]) && p[scope].includes('access');
 
 export function keyView(row: keys.ApiKeyRow, now: Date, used = 0): ApiKeyView {
-  const scopes = scopesOf(row.permissions);
   let state: KeyState = 'active';
   if (!row.enabled) state = 'disabled';
   else if (row.expires_at && row.expires_at <= now) state = 'expired';
@@ -53,14 +68,17 @@ export function keyView(row: keys.ApiKeyRow, now: Date, used = 0): ApiKeyView {
     start: row.start,
     prefix: row.prefix,
     permissions: row.permissions,
-    ai: scopes.includes('ai'),
-    mcp: scopes.includes('mcp'),
+    ai: holdsAccess(row.permissions, 'ai'),
+    mcp: holdsAccess(row.permissions, 'mcp'),
     requestQuota: { limit: row.request_quota, window: 'day' },
     state,
     enabled: row.enabled,
     expiresAt: row.expires_at?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
+    rotatedFrom: row.rotated_from,
+    rotatedTo: row.rotated_to,
+    expiresSoon: expiresSoon(row.expires_at, now),
   };
 }
 
@@ -79,8 +97,11 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
 
 export type KeyService = ReturnType<typeof createKeyService>;
 
-export function createKeyService({ pool, verifier, counters, config, clock, onKeyChanged }: KeyServiceDeps) {
+const FEATURE_OFF: Record<'ai' | 'mcpServer', string> = { ai: 'AI is turned off', mcpServer: 'The MCP server is turned off' };
+
+export function createKeyService({ pool, counters, config, clock, onKeyChanged, scopes }: KeyServiceDeps) {
   const apiKeys = config.apiKeys;
+  const maxLifetimeDays = apiKeys.enabled ? apiKeys.maxLifetimeDays : undefined;
   const requireEnabled = () => {
     if (!apiKeys.enabled) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
     return apiKeys;
@@ -102,6 +123,18 @@ export function createKeyService({ pool, verifier, counters, config, clock, onKe
     return rows.map((r, i) => keyView(r, now, used[i]));
   }
 
+  function grantOf(input: GrantInput): Permissions {
+    const catalog = scopes();
+    const grant = resolveGrant(catalog, { ai: config.ai.enabled, mcpServer: config.mcpServer.enabled }, input);
+    if (grant.ok) return grant.permissions;
+    if ('errors' in grant) {
+      const first = grant.errors[0]!;
+      throw new AppError('VALIDATION_FAILED', `Invalid request body: ${first.path} ${first.message}.`, { errors: grant.errors });
+    }
+    const scope = grant.featureOff;
+    throw new AppError('FEATURE_DISABLED', `${FEATURE_OFF[scope.requires!]}, so a key cannot be given ${permissionWords(catalog, [scope.name])}.`);
+  }
+
   async function revoke(actorId: string, ownerId: string | null, keyId: string, meta: RequestMeta): Promise<void> {
     const row = await withTransaction(pool, async (tx) => {
       const revoked = await keys.revokeKey(tx, keyId, ownerId, clock());
@@ -117,13 +150,10 @@ export function createKeyService({ pool, verifier, counters, config, clock, onKe
   return {
     async createKey(actor: Actor, input: CreateInput, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string }> {
       const cfg = requireEnabled();
-      if (input.ai && !config.ai.enabled) throw new AppError('FEATURE_DISABLED', 'AI is turned off, so a key cannot be given AI access.');
-      if (input.mcp && !config.mcpServer.enabled) throw new AppError('FEATURE_DISABLED', 'The MCP server is turned off, so a key cannot be given MCP access.');
-      const permissions: Permissions = {};
-      if (input.ai) permissions.ai = ['access'];
-      if (input.mcp) permissions.mcp = ['access'];
+      const permissions = grantOf(input);
 
       const now = clock();
+      const expiresAt = expiryAtCreate(input, now, maxLifetimeDays);
       const day = utcDayStart(now);
       let counted = false;
       const plaintext = generateKey(cfg.prefix);
@@ -140,7 +170,7 @@ export function createKeyService({ pool, verifier, counters, config, clock, onKe
             const creates = await counters.increment(createsCounter(actor.userId), day, DAY_SECONDS + 3600);
             counted = true;
             if (creates > cfg.maxCreatesPerDay) {
-              throw new AppError('API_KEY_DAILY_LIMIT', `You have created ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`, {}, { 'Retry-After': String(secondsUntilNextUtcDay(now)) });
+              throw new AppError('API_KEY_DAILY_LIMIT', `You have created ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`, {}, { retryAfterSeconds: secondsUntilNextUtcDay(now) });
             }
           }
           const owner = await users.findUserById(tx, actor.userId);
@@ -148,41 +178,36 @@ export function createKeyService({ pool, verifier, counters, config, clock, onKe
           const requestQuota = stampedQuota(config, { ownerPlan: owner?.plan ?? null, activeOrganizationPlan: org?.plan ?? null, hasActiveOrganization: org !== null });
           const inserted = await keys.insertKey(tx, {
             userId: actor.userId, name: input.name, keyHash: sha256(plaintext), start: keyStart(plaintext),
-            prefix: cfg.prefix, permissions, requestQuota,
+            prefix: cfg.prefix, permissions, requestQuota, expiresAt,
           });
           await audit.insertAuditEntry(tx, { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: inserted.id, ...meta });
           return inserted;
         });
         return { key: keyView(row, now), plaintext };
       } catch (e) {
-        // A create that counted but did not commit gives its count back; one refused for the daily
-        // limit keeps it (it is over the limit either way).
-        if (counted && !(e instanceof AppError && e.code === 'API_KEY_DAILY_LIMIT')) {
-          await counters.decrement(createsCounter(actor.userId), day).catch(() => {});
-        }
-        if (e instanceof AppError) throw e;
-        if (isStoreUnavailable(e)) throw unavailable('database', e);
-        throw e;
+        return failedCreate(e, counted ? { counters, userId: actor.userId, day } : null);
       }
     },
 
     async listKeys(userId: string): Promise<ApiKeyView[]> {
       requireEnabled();
-      return views(await keys.listLiveKeys(pool, userId));
+      return views(await keys.listLiveKeys(pool, userId, clock()));
     },
 
     /** A key the caller may not see answers exactly like an unknown one. */
     async getKey(userId: string, keyId: string): Promise<ApiKeyView> {
       requireEnabled();
-      const row = await keys.findLiveKey(pool, keyId);
+      const row = await keys.findLiveKey(pool, keyId, clock());
       if (!row || row.user_id !== userId) throw notFound('API key');
       return (await views([row]))[0]!;
     },
 
     async updateKey(userId: string, keyId: string, input: UpdateInput): Promise<ApiKeyView> {
       requireEnabled();
+      const now = clock();
+      if (input.expiresAt !== undefined) boundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
       const row = await withTransaction(pool, async (tx) => {
-        const updated = await keys.updateKey(tx, keyId, userId, input);
+        const updated = await keys.updateKey(tx, keyId, userId, input, now);
         if (updated) await signal(tx, { type: 'key', id: keyId });
         return updated;
       });
@@ -204,7 +229,7 @@ export function createKeyService({ pool, verifier, counters, config, clock, onKe
     async adminListKeys(opts: { limit: number; cursor: string | null }) {
       requireEnabled();
       const after = opts.cursor ? decodeCursor(opts.cursor) : null;
-      const rows = await keys.listKeysPage(pool, opts.limit + 1, after);
+      const rows = await keys.listKeysPage(pool, opts.limit + 1, after, clock());
       const page = rows.slice(0, opts.limit);
       const list = await views(page);
       return {
@@ -213,23 +238,5 @@ export function createKeyService({ pool, verifier, counters, config, clock, onKe
       };
     },
 
-    /**
-     * Verifies a presented key: the checksum first (no query), then the verifier's cache, then the
-     * database by the key's hash. Expected outcomes are values; only the HTTP edge answers them.
-     */
-    authenticate: (plaintext: string): Promise<AuthResult> => verifier.authenticate(plaintext),
-  };
-}
-
-export function authResultOf(row: keys.KeyWithOwnerRow | null, now: Date): AuthResult {
-  if (!row) return { status: 'unknown' };
-  if (row.revoked_at) return { status: 'revoked' };
-  if (!row.enabled) return { status: 'disabled' };
-  if (row.expires_at && row.expires_at <= now) return { status: 'expired' };
-  if (row.owner_banned) return { status: 'owner-banned' };
-  return {
-    status: 'valid',
-    key: { id: row.id, userId: row.user_id, name: row.name, start: row.start, scopes: scopesOf(row.permissions), requestQuota: row.request_quota, expiresAt: row.expires_at },
-    owner: { id: row.user_id, email: row.owner_email, name: row.owner_name, role: row.owner_role, banned: row.owner_banned, plan: row.owner_plan },
   };
 }

@@ -1,5 +1,7 @@
-/** Scope name -> permitted actions, as stored: `{ ai: ["access"] }`, `{ mcp: ["access"] }`. */
-export type Permissions = Record<string, string[]>;
+import type { Permissions } from '../../policy/scopes.ts';
+
+/** Scope name -> permitted actions, as stored: `{ ai: ["access"] }`, `{ reports: ["read"] }`. */
+export type { Permissions };
 
 export type KeyState = 'active' | 'disabled' | 'expired' | 'rate-limited';
 
@@ -9,8 +11,10 @@ export interface VerifiedKey {
   userId: string;
   name: string;
   start: string;
-  /** Scopes granting `access`, e.g. ['ai', 'mcp']. */
+  /** Names of the scopes it holds some action of, e.g. ['ai', 'reports']. */
   scopes: string[];
+  /** What it holds, as stored; the policy reads it against the declared scopes. */
+  permissions: Permissions;
   requestQuota: number;
   expiresAt: Date | null;
 }
@@ -30,6 +34,11 @@ export interface ApiKeyView {
   expiresAt: string | null;
   createdAt: string;
   lastUsedAt: string | null;
+  /** The key this one replaced, and the key that replaced it (CONTRACT 14). */
+  rotatedFrom: string | null;
+  rotatedTo: string | null;
+  /** Stops working within 7 days. */
+  expiresSoon: boolean;
 }
 
 /** An expected outcome, not an error: only the HTTP edge turns it into a response. */

@@ -1,11 +1,12 @@
 import { LRUCache } from 'lru-cache';
 import type { Pool } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
-import type { Clock } from '../clock.ts';
+import { systemEvery, type Clock, type Every } from '../clock.ts';
 import { sha256 } from '../secrets.ts';
 import { hasValidChecksum } from './format.ts';
-import { authResultOf } from './service.ts';
+import { authResultOf } from './auth-result.ts';
 import type { AuthResult } from './types.ts';
+import { createUnknownKeyGuard, type UnknownKeyGuardOptions } from './unknown-keys.ts';
 
 // Verifies presented keys without a database round trip per request. Records are cached by the
 // key's hash; a change that can stop a key (revoke, update, ban, account deletion) drops them on
@@ -16,17 +17,40 @@ export interface VerifierOptions {
   pool: Pool;
   clock: Clock;
   enabled: boolean;
-  /** Most records kept; each is a few hundred bytes. */
-  maxEntries?: number;
+  /** Whether the lookup may be a named prepared statement (not through a transaction pooler). */
+  preparedStatements?: boolean;
+  /** Bytes the cached records of stored keys may take (estimated per record, about 1.5 KB each). */
+  maxBytes?: number;
+  /** Bytes the remembered unknown keys may take (about 200 each); kept apart so a flood of made-up keys cannot push real ones out. */
+  unknownMaxBytes?: number;
+  /** Bounds on lookups of keys the in-memory filter does not know (a flood of made-up keys). */
+  unknownKeys?: Omit<UnknownKeyGuardOptions, 'pool' | 'clock'>;
   ttlMs?: number;
   /** How long "no such key" is remembered: short, since a key may be created meanwhile elsewhere. */
   negativeTtlMs?: number;
   /** How often last use is written, in one statement for all keys used meanwhile. */
   flushIntervalMs?: number;
-  onLookup?: (result: 'hit' | 'miss' | 'negative-hit' | 'malformed') => void;
+  every?: Every;
+  onLookup?: (result: LookupResult) => void;
 }
 
-type Entry = { row: keys.KeyWithOwnerRow | null };
+/** miss: a database lookup; refused-unknown: not in the filter of stored keys, refused with no lookup. */
+export type LookupResult = 'hit' | 'miss' | 'negative-hit' | 'malformed' | 'refused-unknown';
+
+type Entry = {
+  row: keys.KeyWithOwnerRow | null;
+  /** The answer for a valid key, built once per cached record rather than once per request. */
+  valid?: AuthResult;
+};
+
+const UNKNOWN_ENTRY_BYTES = 200;
+// Measured: a cached record with its hash key and index entries holds about 1.5 KB of heap with
+// short names and e-mail addresses; the strings that vary are counted on top (two bytes a character at worst).
+const entryBytes = (entry: Entry) => {
+  const r = entry.row;
+  if (!r) return UNKNOWN_ENTRY_BYTES;
+  return 1500 + 2 * (r.name.length + r.owner_email.length + r.owner_name.length + JSON.stringify(r.permissions).length);
+};
 
 export type KeyVerifier = ReturnType<typeof createKeyVerifier>;
 
@@ -42,10 +66,19 @@ export function createKeyVerifier(opts: VerifierOptions) {
     if (set?.size === 0) byUserId.delete(row.user_id);
   };
   const cache = new LRUCache<string, Entry>({
-    max: opts.maxEntries ?? 100_000,
+    maxSize: opts.maxBytes ?? 32 * 1024 * 1024,
+    sizeCalculation: entryBytes,
     ttl: opts.ttlMs ?? 60_000,
     dispose: (entry, hash) => unindex(hash, entry.row),
+    // Expiry follows the injected clock, so a test decides when "a while" has passed.
+    perf: { now: () => clock().getTime() },
   });
+  const unknown = new LRUCache<string, Entry>({
+    maxSize: opts.unknownMaxBytes ?? 2 * 1024 * 1024,
+    sizeCalculation: () => UNKNOWN_ENTRY_BYTES,
+    ttl: opts.negativeTtlMs ?? 5_000,
+  });
+  const guard = createUnknownKeyGuard({ pool, clock, ...opts.unknownKeys });
   // Concurrent first requests with one key share one lookup.
   const inFlight = new Map<string, Promise<Entry>>();
   const lastUse = new Map<string, Date>();
@@ -60,16 +93,19 @@ export function createKeyVerifier(opts: VerifierOptions) {
 
   async function load(hash: string, digest: Buffer): Promise<Entry> {
     const started = epoch;
-    const row = await keys.findKeyByHash(pool, digest);
+    const row = await keys.findKeyByHash(pool, digest, opts.preparedStatements ?? true);
     const entry: Entry = { row };
+    if (row) guard.remember(digest);
     if (epoch !== started) return entry;
-    cache.set(hash, entry, row ? {} : { ttl: opts.negativeTtlMs ?? 5_000 });
-    if (row) {
-      byKeyId.set(row.id, hash);
-      let set = byUserId.get(row.user_id);
-      if (!set) byUserId.set(row.user_id, (set = new Set()));
-      set.add(hash);
+    if (!row) {
+      unknown.set(hash, entry);
+      return entry;
     }
+    cache.set(hash, entry);
+    byKeyId.set(row.id, hash);
+    let set = byUserId.get(row.user_id);
+    if (!set) byUserId.set(row.user_id, (set = new Set()));
+    set.add(hash);
     return entry;
   }
 
@@ -79,8 +115,7 @@ export function createKeyVerifier(opts: VerifierOptions) {
     lastUse.clear();
     await keys.touchKeys(pool, uses).catch(() => {});
   };
-  const timer = setInterval(() => void flush(), opts.flushIntervalMs ?? 2_000);
-  timer.unref();
+  const stopFlushing = (opts.every ?? systemEvery)(opts.flushIntervalMs ?? 2_000, flush);
 
   return {
     async authenticate(plaintext: string): Promise<AuthResult> {
@@ -90,11 +125,22 @@ export function createKeyVerifier(opts: VerifierOptions) {
       }
       const digest = sha256(plaintext);
       const hash = digest.toString('hex');
-      let entry = cache.get(hash);
+      let entry = cache.get(hash) ?? unknown.get(hash);
       if (entry) {
         opts.onLookup?.(entry.row ? 'hit' : 'negative-hit');
       } else {
         let pending = inFlight.get(hash);
+        if (!pending && !guard.mayExist(digest) && !guard.takeLookup()) {
+          // Past the bound on lookups of keys the filter does not know: one shared read of the
+          // keys created meanwhile decides instead of a lookup per key.
+          await guard.refresh();
+          if (!guard.mayExist(digest)) {
+            opts.onLookup?.('refused-unknown');
+            unknown.set(hash, { row: null });
+            return { status: 'unknown' };
+          }
+          pending = inFlight.get(hash);
+        }
         if (!pending) {
           opts.onLookup?.('miss');
           const started: Promise<Entry> = load(hash, digest).finally(() => {
@@ -106,8 +152,13 @@ export function createKeyVerifier(opts: VerifierOptions) {
         entry = await pending;
       }
       // Expiry is judged now, not when the record was cached.
-      const result = authResultOf(entry.row, clock());
-      if (result.status === 'valid') lastUse.set(result.key.id, clock());
+      const now = clock();
+      const expired = entry.row?.expires_at != null && entry.row.expires_at <= now;
+      const result = entry.valid && !expired ? entry.valid : authResultOf(entry.row, now);
+      if (result.status === 'valid') {
+        entry.valid ??= result;
+        lastUse.set(result.key.id, now);
+      }
       return result;
     },
 
@@ -128,12 +179,19 @@ export function createKeyVerifier(opts: VerifierOptions) {
     forgetAll() {
       invalidated();
       cache.clear();
+      unknown.clear();
     },
+
+    /** Heap estimated to be held by cached records of stored keys and by remembered unknown keys. */
+    cacheBytes: () => ({ known: cache.calculatedSize, unknown: unknown.calculatedSize }),
+
+    /** Reads the filter of stored keys; before it has, every well-formed key is looked up. */
+    load: () => guard.load(),
 
     flush,
 
     async close() {
-      clearInterval(timer);
+      stopFlushing();
       await flush();
     },
   };

@@ -2,10 +2,12 @@ import type { ApiKeyView } from '../../services/keys/types.ts';
 import type { KeysPageConfig } from '../page-config.ts';
 import { createApi } from './api.ts';
 import { byId, maybeById, readConfig, whileBusy } from './dom.ts';
-import { checked, clearErrors, showFieldErrors, textOf } from './forms.ts';
+import { checkedPermissions, clearErrors, showFieldErrors, textOf } from './forms.ts';
 import { renderKeys } from './key-list.ts';
 import { createRefusal, nameSentence, revokeRefusal } from './refusals.ts';
 import { createReveal } from './reveal.ts';
+import { createRotateFlow, drawUsage, expiryOf } from './key-life.ts';
+import { connectedApps } from './connected-apps.ts';
 
 const config = readConfig();
 const api = createApi(config.apiPrefix);
@@ -35,9 +37,20 @@ function keysPage(keys: KeysPageConfig): void {
   let current: ApiKeyView[] = [];
 
   const signedOut = () => location.assign('/sign-in');
+  const rotation = createRotateFlow(api, {
+    rotated(fresh, plaintext, old) {
+      status.textContent = `The key “${old.name}” was rotated. Use the new key below; the old one works until the time on its row.`;
+      void refresh().then(() => reveal.show(fresh.id, fresh.name, plaintext));
+    },
+    failed(message, trigger) {
+      status.textContent = message;
+      trigger.focus();
+    },
+  });
   const show = (next: ApiKeyView[]) => {
     current = next;
-    renderKeys(list, listMessage, current, askToRevoke);
+    renderKeys(list, listMessage, current, keys.scopes, { revoke: askToRevoke, rotate: (key, button) => rotation.ask(key, button) });
+    void drawUsage(api, list, current);
   };
 
   async function refresh(): Promise<void> {
@@ -56,8 +69,8 @@ function keysPage(keys: KeysPageConfig): void {
       // Variant B's create body is the name alone; scopes are sent only when the form offers them.
       const body = {
         name: textOf(form, 'name'),
-        ...(keys.offerAi ? { ai: checked(form, 'ai') } : {}),
-        ...(keys.offerMcp ? { mcp: checked(form, 'mcp') } : {}),
+        ...(keys.scopes.some((s) => s.available) ? { permissions: checkedPermissions(form) } : {}),
+        ...expiryOf(form),
       };
       const res = await api.post<ApiKeyView & { key: string }>('/api-keys', body);
       if (!res.ok) {
@@ -106,3 +119,4 @@ function keysPage(keys: KeysPageConfig): void {
 
 wireSignOut();
 if (config.keys && maybeById('create-form', HTMLFormElement)) keysPage(config.keys);
+if (config.connectedApps && maybeById('apps-list', HTMLUListElement)) connectedApps(api, () => location.assign('/sign-in'));

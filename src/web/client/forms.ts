@@ -47,3 +47,14 @@ export const checked = (form: HTMLFormElement, name: string): boolean => {
   const input = form.elements.namedItem(name);
   return input instanceof HTMLInputElement && input.checked;
 };
+
+/** The checked `scope:action` boxes as the create body's `permissions` map. */
+export function checkedPermissions(form: HTMLFormElement): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const v of new FormData(form).getAll('permission')) {
+    if (typeof v !== 'string') continue;
+    const [scope, action] = v.split(':');
+    if (scope && action) (out[scope] ??= []).push(action);
+  }
+  return out;
+}

@@ -1,4 +1,5 @@
 import type { ApiKeyView, KeyState } from '../../services/keys/types.ts';
+import type { PageScope } from '../page-config.ts';
 import { el } from './dom.ts';
 
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
@@ -10,7 +11,7 @@ const stateWords: Record<KeyState, string> = {
   'rate-limited': 'Rate-limited until tomorrow (UTC)',
 };
 
-function time(iso: string | null, none: string): Node {
+export function time(iso: string | null, none: string): Node {
   if (!iso) return document.createTextNode(none);
   return el('time', { datetime: iso }, when.format(new Date(iso)));
 }
@@ -19,33 +20,57 @@ function badge(text: string, description: string): HTMLElement {
   return el('span', { class: 'badge', title: description }, text, el('span', { class: 'visually-hidden' }, ` (${description})`));
 }
 
-function meta(term: string, value: Node | string): HTMLElement {
+export function meta(term: string, value: Node | string): HTMLElement {
   return el('div', {}, el('dt', {}, term), el('dd', {}, value));
 }
 
-function keyItem(key: ApiKeyView, onRevoke: (key: ApiKeyView, button: HTMLButtonElement) => void): HTMLLIElement {
+/** One badge per held scope: `MCP` for a scope whose only action is access, `reports: read` otherwise. */
+function scopeBadges(key: ApiKeyView, scopes: PageScope[]): HTMLElement[] {
+  return scopes.flatMap((s) => {
+    const held = (key.permissions[s.name] ?? []).filter((a) => s.actions.includes(a));
+    if (held.length === 0) return [];
+    const words = s.label.replace(/^allow\s+/i, '');
+    const accessOnly = s.actions.length === 1 && s.actions[0] === 'access';
+    return [accessOnly ? badge(s.name.toUpperCase(), words) : badge(`${s.name}: ${held.join(', ')}`, `${words}: ${held.join(', ')}`)];
+  });
+}
+
+export interface KeyActions {
+  revoke(key: ApiKeyView, button: HTMLButtonElement): void;
+  rotate(key: ApiKeyView, button: HTMLButtonElement): void;
+}
+
+function keyItem(key: ApiKeyView, scopes: PageScope[], actions: KeyActions): HTMLLIElement {
   const headingId = `key-${key.id}-name`;
   const revoke = el('button', { type: 'button', class: 'danger secondary small' }, 'Revoke', el('span', { class: 'visually-hidden' }, ` key “${key.name}”`));
-  revoke.addEventListener('click', () => onRevoke(key, revoke));
+  revoke.addEventListener('click', () => actions.revoke(key, revoke));
+  // A key already replaced cannot be rotated again; its row says until when it still works.
+  const rotate = key.rotatedTo ? null : el('button', { type: 'button', class: 'secondary small' }, 'Rotate', el('span', { class: 'visually-hidden' }, ` key “${key.name}”`));
+  rotate?.addEventListener('click', () => actions.rotate(key, rotate));
+  const expiry = key.rotatedTo
+    ? meta('Replaced, works until', time(key.expiresAt, ''))
+    : meta('Expires', time(key.expiresAt, 'Never'));
   return el(
     'li',
     { class: 'key', 'data-key-id': key.id },
     el('div', { class: 'key-head' },
       el('h3', { class: 'key-name', id: headingId }, key.name),
-      key.mcp && badge('MCP', 'MCP access'),
-      key.ai && badge('AI', 'AI access'),
+      ...scopeBadges(key, scopes),
+      key.expiresSoon && !key.rotatedTo && badge('Expires soon', 'stops working within 7 days; rotate it to keep access'),
     ),
     el('dl', { class: 'key-meta' },
       meta('Key', el('code', { class: 'key-start' }, `${key.start}…`)),
       meta('Created', time(key.createdAt, '')),
       meta('Last used', time(key.lastUsedAt, 'Never')),
       meta('State', el('span', { class: `state state-${key.state}` }, stateWords[key.state])),
+      expiry,
     ),
-    el('div', { class: 'key-actions' }, revoke),
+    el('div', { class: 'key-usage', 'data-usage-for': key.id }, 'Loading usage…'),
+    el('div', { class: 'key-actions' }, rotate ?? false, revoke),
   );
 }
 
-export function renderKeys(list: HTMLUListElement, message: HTMLElement, keys: ApiKeyView[], onRevoke: (key: ApiKeyView, button: HTMLButtonElement) => void): void {
-  list.replaceChildren(...keys.map((k) => keyItem(k, onRevoke)));
+export function renderKeys(list: HTMLUListElement, message: HTMLElement, keys: ApiKeyView[], scopes: PageScope[], actions: KeyActions): void {
+  list.replaceChildren(...keys.map((k) => keyItem(k, scopes, actions)));
   message.textContent = keys.length ? '' : 'You have no API keys yet. Create one above.';
 }

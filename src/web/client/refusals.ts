@@ -22,9 +22,13 @@ export function createRefusal(p: Problem, keys: KeysPageConfig): string {
     case 'SERVICE_UNAVAILABLE':
       return 'Keys cannot be created right now because part of the service is not answering. Nothing was created. Try again in a few minutes, and tell the people who run this server if it keeps happening.';
     case 'FEATURE_DISABLED':
-      return 'AI or MCP access was turned off on this server after this page was opened. Reload the page and create the key again.';
+      return `${p.detail} It was turned off after this page was opened: reload the page and create the key again.`;
     case 'API_KEYS_DISABLED':
       return 'API keys were turned off on this server after this page was opened. Reload the page to see what changed.';
+    case 'VALIDATION_FAILED':
+      // A scope removed by a policy change while the page was open.
+      if (p.errors.some((e) => e.path.startsWith('permissions.'))) return 'An access option on this page is no longer offered by the server. Reload the page and create the key again.';
+      return p.detail || 'The key could not be created. Try again in a moment.';
     case 'NETWORK':
       return networkSentence;
     default:

@@ -4,7 +4,10 @@ import { clearErrors, showFieldErrors, textOf } from './forms.ts';
 
 const config = readConfig();
 const api = createApi(config.apiPrefix);
-const destination = '/settings/developers';
+// Back to an OAuth consent step when one sent the person here; any other `next` is ignored, so
+// the page can never be used to bounce someone to an address of an attacker's choosing.
+const next = new URLSearchParams(location.search).get('next');
+const destination = next && /^\/oauth\/consent\/[A-Za-z0-9_-]{1,64}$/.test(next) ? next : '/settings/developers';
 
 const fieldSentences: Record<string, string> = {
   email: 'Enter your e-mail address, such as ann@example.com.',

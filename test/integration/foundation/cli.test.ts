@@ -47,32 +47,39 @@ describe('npx keygate (the CLI)', function () {
     expect(rows[0].password_hash).to.match(/^scrypt\$/).and.not.include('a long password');
   });
 
-  it('user create refuses a taken e-mail, a short password and an unknown plan with exit 1 and one line', async () => {
-    for (const args of [
-      ['--email', 'root@example.test', '--password', 'a long password'],
-      ['--email', 'new@example.test', '--password', 'short'],
-      ['--email', 'new@example.test', '--password', 'a long password', '--plan', 'gold'],
-      ['--password', 'a long password'],
-    ]) {
+  it('user create refuses a taken e-mail, a short password, an unknown plan, a missing e-mail and an unknown flag with exit 1, one line naming why, and creates nothing', async () => {
+    expect((await keygate('user', 'create', '--email', 'taken@example.test', '--password', 'a long password')).code).to.equal(0);
+    const users = async () => (await pool.query('SELECT email FROM users ORDER BY email')).rows.map((r) => r.email as string);
+    const before = await users();
+    for (const [args, why] of [
+      [['--email', 'taken@example.test', '--password', 'a long password'], /already exists/],
+      [['--email', 'new@example.test', '--password', 'short'], /password/],
+      [['--email', 'new@example.test', '--password', 'a long password', '--plan', 'gold'], /plan "gold" is not defined/],
+      [['--password', 'a long password'], /--email is required/],
+      [['--email', 'new@example.test', '--password', 'a long password', '--rol', 'admin'], /--rol/],
+    ] as const) {
       const res = await keygate('user', 'create', ...args);
       expect(res.code, args.join(' ')).to.equal(1);
       expect(res.stderr.trim().split('\n'), res.stderr).to.have.length(1);
+      expect(res.stderr, args.join(' ')).to.match(why);
     }
+    expect(await users()).to.deep.equal(before);
   });
 
   it('user set-role, set-plan, ban and unban change the user', async () => {
-    expect((await keygate('user', 'set-role', '--email', 'root@example.test', '--role', 'user')).code).to.equal(0);
-    expect((await keygate('user', 'set-plan', '--email', 'root@example.test', '--plan', 'free')).code).to.equal(0);
-    expect((await keygate('user', 'ban', '--email', 'root@example.test')).code).to.equal(0);
-    let { rows } = await pool.query("SELECT role, plan, banned FROM users WHERE lower(email) = 'root@example.test'");
+    expect((await keygate('user', 'create', '--email', 'Root2@Example.test', '--password', 'a long password', '--admin')).code).to.equal(0);
+    expect((await keygate('user', 'set-role', '--email', 'root2@example.test', '--role', 'user')).code).to.equal(0);
+    expect((await keygate('user', 'set-plan', '--email', 'root2@example.test', '--plan', 'free')).code).to.equal(0);
+    expect((await keygate('user', 'ban', '--email', 'root2@example.test')).code).to.equal(0);
+    let { rows } = await pool.query("SELECT role, plan, banned FROM users WHERE lower(email) = 'root2@example.test'");
     expect(rows[0]).to.deep.equal({ role: 'user', plan: 'free', banned: true });
-    expect((await keygate('user', 'unban', '--email', 'root@example.test')).code).to.equal(0);
-    ({ rows } = await pool.query("SELECT banned FROM users WHERE lower(email) = 'root@example.test'"));
+    expect((await keygate('user', 'unban', '--email', 'root2@example.test')).code).to.equal(0);
+    ({ rows } = await pool.query("SELECT banned FROM users WHERE lower(email) = 'root2@example.test'"));
     expect(rows[0].banned).to.equal(false);
     const missing = await keygate('user', 'ban', '--email', 'nobody@example.test');
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.match(/no user with e-mail nobody@example\.test/);
-    expect((await keygate('user', 'set-role', '--email', 'root@example.test', '--role', 'root')).code).to.equal(1);
+    expect((await keygate('user', 'set-role', '--email', 'root2@example.test', '--role', 'root')).code).to.equal(1);
   });
 
   it('org set-plan sets an organization\'s plan', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readdirSync } from 'node:fs';
 import { createPool, type Pool } from '../../../src/store/db.ts';
 import { migrate } from '../../../src/store/migrate.ts';
-import { migrationsDir } from '../../../src/main.ts';
+import { migrationsDir } from '../../../src/services/database.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
 

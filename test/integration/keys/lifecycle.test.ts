@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
-const APIKEY_FIELDS = ['id', 'name', 'start', 'prefix', 'permissions', 'ai', 'mcp', 'requestQuota', 'state', 'enabled', 'expiresAt', 'createdAt', 'lastUsedAt'];
+const APIKEY_FIELDS = ['id', 'name', 'start', 'prefix', 'permissions', 'ai', 'mcp', 'requestQuota', 'state', 'enabled', 'expiresAt', 'createdAt', 'lastUsedAt', 'rotatedFrom', 'rotatedTo', 'expiresSoon'];
 
 describe('API keys: lifecycle over HTTP (Variant A)', () => {
   let gw: TestGateway;
@@ -91,7 +91,12 @@ describe('API keys: lifecycle over HTTP (Variant A)', () => {
     const refused: [string, (gw: TestGateway, c: Client, id: string) => Promise<unknown>][] = [
       ['revoked', (_g, c, id) => c.delete(`/api/api-keys/${id}`)],
       ['disabled', (_g, c, id) => c.post('/api/auth/api-key/update', { keyId: id, enabled: false })],
-      ['expired', (_g, c, id) => c.post('/api/auth/api-key/update', { keyId: id, expiresAt: new Date(Date.now() - 1000).toISOString() })],
+      // An expiry must be an hour ahead (CONTRACT 14), so the clock moves past it; `after` puts it back.
+      ['expired', async (g, c, id) => {
+        await c.post('/api/auth/api-key/update', { keyId: id, expiresAt: new Date(g.clock.now().getTime() + 2 * 3600_000).toISOString() });
+        g.clock.advance(3 * 3600_000);
+        movedBy += 3 * 3600_000;
+      }],
       ['of a banned owner', async (g, c) => {
       const admin = await signUp(g.url);
       await g.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [admin.user.id]);
@@ -99,6 +104,11 @@ describe('API keys: lifecycle over HTTP (Variant A)', () => {
       return admin.client.post(`/api/admin/users/${me.body.user.id}/ban`);
     }],
     ];
+    let movedBy = 0;
+    afterEach(() => {
+      gw.clock.advance(-movedBy);
+      movedBy = 0;
+    });
     for (const [what, stop] of refused) {
       it(`a ${what} key gets 401 INVALID_API_KEY, worded like an unknown one`, async () => {
         const { client } = await signUp(gw.url);
@@ -184,10 +194,16 @@ describe('API keys: lifecycle over HTTP (Variant A)', () => {
       expect(renamed.body.name).to.equal('renamed');
       expect((await client.post('/api/auth/api-key/update', { keyId: key.id, enabled: false })).body.state).to.equal('disabled');
       await client.post('/api/auth/api-key/update', { keyId: key.id, enabled: true });
-      const past = new Date(Date.now() - 60_000).toISOString();
-      const expired = await client.post('/api/auth/api-key/update', { keyId: key.id, expiresAt: past });
-      expect(expired.body).to.include({ state: 'expired', expiresAt: past });
-      expect((await client.post('/api/auth/api-key/update', { keyId: key.id, expiresAt: null })).body.state).to.equal('active');
+      const soon = new Date(gw.clock.now().getTime() + 2 * 3600_000).toISOString();
+      const expiring = await client.post('/api/auth/api-key/update', { keyId: key.id, expiresAt: soon });
+      expect(expiring.body).to.include({ state: 'active', expiresAt: soon, expiresSoon: true });
+      gw.clock.advance(3 * 3600_000);
+      try {
+        expect((await client.get(`/api/auth/api-key/get?id=${key.id}`)).body.state).to.equal('expired');
+        expect((await client.post('/api/auth/api-key/update', { keyId: key.id, expiresAt: null })).body.state).to.equal('active');
+      } finally {
+        gw.clock.advance(-3 * 3600_000);
+      }
     });
 
     it('refuses another user\'s key with 404 and a request carrying x-api-key with 403', async () => {

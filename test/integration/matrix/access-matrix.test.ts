@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { CALLERS, describeCaller, expectForwarded, expectNotForwarded, expectOAuth401, expectProblem, startMatrixGateway, traced, type CallerName, type MatrixGateway } from './support.ts';
+import { expectOAuth401, LOCAL_BASE } from '../../support/oauth.ts';
+import { CALLERS, describeCaller, expectForwarded, expectNotForwarded, expectProblem, startMatrixGateway, traced, type CallerName, type MatrixGateway } from './support.ts';
 import { MATRIX, concrete, expectedOutcome, type MatrixRequest, type Outcome, type Surface } from './table.ts';
 
 // Spec 5.2 walked end to end: every surface, every caller, both variants, through the real HTTP
@@ -46,7 +47,7 @@ async function check(m: MatrixGateway, c: Case): Promise<void> {
       expectNotForwarded(upstream);
       return;
     case 'oauth':
-      expectOAuth401(res);
+      expectOAuth401(res, LOCAL_BASE);
       expectNotForwarded(upstream);
       return;
   }

@@ -5,8 +5,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
-import { applyPolicyFiles } from '../../../src/http/policy/store.ts';
-import { parsePolicy, ruleToCsvRow } from '../../../src/http/policy/rules.ts';
+import { createPolicyService } from '../../../src/services/policy.ts';
+import { parsePolicy, ruleToCsvRow } from '../../../src/policy/rules.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
@@ -18,6 +18,7 @@ import { roomyPlans, startEcho, type Echo } from './support.ts';
 const root = resolve(import.meta.dirname, '../../..');
 const MODEL = resolve(root, 'policies/model.conf');
 const VARIANT_A = resolve(root, 'policies/variant-a.csv');
+const applyPolicyFiles = (pool: TestGateway['pool'], model: string, file: string) => createPolicyService({ pool, files: { model, file } }).apply();
 const DENY_PROJECTS = 'p, key, *, .*, /api/projects/**, deny, key.projects-closed';
 
 /** The stored rows, each as its JSON text, sorted: what the store holds, duplicates included. */
@@ -32,14 +33,11 @@ async function fileRows(path: string): Promise<string[]> {
   return parsed.rules.map((r) => JSON.stringify(ruleToCsvRow(r))).sort();
 }
 
-/** Polls until `done` holds, every 10 ms; answers the milliseconds it took, or throws after `limitMs`. */
-async function msUntil(done: () => Promise<boolean>, limitMs: number): Promise<number> {
+/** Waits for `gw` to log a reload after its line `from`; answers the milliseconds the wait took. */
+async function msUntilReloaded(gw: TestGateway, from: number): Promise<number> {
   const start = performance.now();
-  for (;;) {
-    if (await done()) return performance.now() - start;
-    if (performance.now() - start > limitMs) throw new Error(`not within ${limitMs} ms`);
-    await new Promise((ok) => setTimeout(ok, 10));
-  }
+  await gw.waitForLog(/"msg":"policy reloaded"/, { from, timeoutMs: 3000 });
+  return performance.now() - start;
 }
 
 function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -144,36 +142,44 @@ describe('policy store: seeding and reloads across instances', () => {
     });
 
     it('applyPolicyFiles on instance 1 closes /api/projects to keys on instance 2 in under 1000 ms', async () => {
+      const from = gw2.logs.length;
       await applyPolicyFiles(gw1.pool, MODEL, closedPolicy);
-      const ms = await msUntil(async () => (await statusOn(gw2)) === 403, 3000);
+      const ms = await msUntilReloaded(gw2, from);
       expect(ms, `instance 2 took ${Math.round(ms)} ms`).to.be.below(1000);
-      expect(await statusOn(gw1)).to.equal(403);
+      expect(await statusOn(gw2)).to.equal(403);
       const refused = await new Client(gw2.url).withKey(key).get('/api/projects');
       expect(refused.body).to.include({ status: 403, code: 'FORBIDDEN' });
       expect(await storedRows(gw2)).to.deep.equal(await fileRows(closedPolicy));
     });
 
     it('applying the shipped file again reopens it on instance 2 in under 1000 ms', async () => {
+      const from = gw2.logs.length;
       await applyPolicyFiles(gw1.pool, MODEL, VARIANT_A);
-      const ms = await msUntil(async () => (await statusOn(gw2)) === 200, 3000);
+      const ms = await msUntilReloaded(gw2, from);
       expect(ms, `instance 2 took ${Math.round(ms)} ms`).to.be.below(1000);
+      expect(await statusOn(gw2)).to.equal(200);
     });
 
     it('`keygate policy apply` (the CLI, another process) closes it on both instances within a second of finishing', async function () {
       this.timeout(60_000);
       const yaml = join(dir, 'keygate.yaml');
       await writeFile(yaml, 'policy:\n  file: ./closed.csv\n');
+      const from = [gw1.logs.length, gw2.logs.length] as const;
       const run = await runCli(['policy', 'apply'], { KEYGATE_CONFIG: yaml, DATABASE_URL: gw1.database.url });
       expect(run.code, run.stderr).to.equal(0);
-      expect(run.stdout).to.match(/applied \d+ policy lines/);
-      const ms = await msUntil(async () => (await statusOn(gw2)) === 403 && (await statusOn(gw1)) === 403, 3000);
+      expect(run.stdout).to.match(/applied \S+ as version \d+ \(\d+ lines\)/);
+      const ms = Math.max(await msUntilReloaded(gw1, from[0]), await msUntilReloaded(gw2, from[1]));
       expect(ms).to.be.below(1000);
+      expect(await statusOn(gw1)).to.equal(403);
+      expect(await statusOn(gw2)).to.equal(403);
     });
 
     it('a policy applied while instance 2 starts, after it read the store but before it listens, still reaches it within a second', async function () {
       this.timeout(20_000);
+      const from = gw1.logs.length;
       await applyPolicyFiles(gw1.pool, MODEL, VARIANT_A);
-      await msUntil(async () => (await statusOn(gw1)) === 200, 3000);
+      await msUntilReloaded(gw1, from);
+      expect(await statusOn(gw1)).to.equal(200);
       const gate = await listenGate(new URL(gw1.database.url));
       const starting = startTestGateway({ database: { ...gw1.database, url: gate.url(gw1.database) }, config: { upstream: { url: echo.url }, ...roomyPlans } });
       let late: TestGateway | undefined;
@@ -184,8 +190,8 @@ describe('policy store: seeding and reloads across instances', () => {
         late = await starting;
         const lateGw = late;
         expect(await statusOn(gw1)).to.equal(403);
-        const ms = await msUntil(async () => (await statusOn(lateGw)) === 403, 1500).catch(() => Infinity);
-        expect(ms, 'the instance that started during the apply still forwards what the stored policy refuses').to.be.below(1000);
+        // Listening began before the store was read, so the instance has the applied policy once started.
+        expect(await statusOn(lateGw), 'the instance that started during the apply still forwards what the stored policy refuses').to.equal(403);
       } finally {
         gate.release();
         await (late ?? (await starting.catch(() => undefined)))?.stop();
@@ -194,6 +200,14 @@ describe('policy store: seeding and reloads across instances', () => {
     });
 
     it('a policy that does not load is refused by apply and the one in force stays', async () => {
+      // Its own policy in force and its own user and key: nothing here comes from the tests before.
+      const from = gw2.logs.length;
+      await applyPolicyFiles(gw1.pool, MODEL, closedPolicy);
+      await msUntilReloaded(gw2, from);
+      const { client } = await signUp(gw1.url);
+      const own = (await client.post('/api/api-keys', { name: 'in-force' })).body.key as string;
+      const ownStatus = async () => (await new Client(gw2.url).withKey(own).get('/api/projects')).status;
+      expect(await ownStatus(), 'the closed policy is in force').to.equal(403);
       const broken = join(dir, 'broken.csv');
       await writeFile(broken, `${await readFile(VARIANT_A, 'utf8')}\np, key, *, GET, /api/projects, allow\n`);
       const before = await storedRows(gw1);
@@ -201,8 +215,8 @@ describe('policy store: seeding and reloads across instances', () => {
       await applyPolicyFiles(gw1.pool, MODEL, broken).catch(() => (failed = true));
       expect(failed, 'apply should refuse a malformed policy').to.equal(true);
       expect(await storedRows(gw1)).to.deep.equal(before);
-      await new Promise((ok) => setTimeout(ok, 200));
-      expect(await statusOn(gw2)).to.equal(403);
+      // Nothing was written, so no signal was sent: the policy in force is the one before.
+      expect(await ownStatus()).to.equal(403);
     });
   });
 

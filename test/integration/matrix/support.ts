@@ -148,13 +148,6 @@ export function expectProblem(res: Reply, status: number, code: string): void {
   expect(res.body.detail, show(res)).to.be.a('string').that.is.not.empty;
 }
 
-/** The MCP endpoint's refusal: 401 in OAuth form, never a problem body (CONTRACT 8). */
-export function expectOAuth401(res: Reply): void {
-  expect(res.status, show(res)).to.equal(401);
-  expect(res.headers['www-authenticate'], show(res)).to.match(/^Bearer error="invalid_token", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"$/);
-  expect(res.body, show(res)).to.include({ error: 'invalid_token' });
-  expect(res.body.error_description, show(res)).to.be.a('string').that.is.not.empty;
-}
 
 /** The upstream received exactly this request, from this caller, and its answer came back. */
 export function expectForwarded(res: Reply, upstream: Seen[], sent: { method: string; path: string; query?: Record<string, string>; body?: unknown }, who: Identity): void {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp, type Reply } from '../../support/http.ts';
+import { expectOAuth401 as expectOAuth401At } from '../../support/oauth.ts';
 import { connectMcp, createKey, initializeMessage, rpc } from './support.ts';
 
 // Spec 5.3 and CONTRACT section 8: every refusal on /api/mcp is the same OAuth 401, so a client
@@ -14,14 +15,7 @@ describe('MCP server: refusals (the OAuth 401)', () => {
   });
   after(async () => gw?.stop());
 
-  function expectOAuth401(res: Reply) {
-    expect(res.status).to.equal(401);
-    expect(res.headers['www-authenticate']).to.equal(`Bearer error="invalid_token", resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`);
-    expect(res.headers['content-type']).to.match(/^application\/json/);
-    expect(res.body).to.have.keys('error', 'error_description');
-    expect(res.body.error).to.equal('invalid_token');
-    expect(res.body.error_description).to.be.a('string').and.not.be.empty;
-  }
+  const expectOAuth401 = (res: Reply) => expectOAuth401At(res, gw.url);
 
   /** The SDK's real client gives up on connect with the 401 and no auth provider to try. */
   async function expectClientRefused(headers: Record<string, string>) {
@@ -97,9 +91,15 @@ describe('MCP server: refusals (the OAuth 401)', () => {
   describe('when the key has expired', () => {
     it('answers the OAuth 401', async () => {
       const { client, key, id } = await workingKey();
-      const past = new Date(gw.clock.now().getTime() - 1000).toISOString();
-      expect((await client.post('/api/auth/api-key/update', { keyId: id, expiresAt: past })).status).to.equal(200);
-      await expectRefusedEverywhere(key);
+      // An expiry must be an hour ahead (CONTRACT 14): set one, then move the clock past it.
+      const soon = new Date(gw.clock.now().getTime() + 2 * 3600_000).toISOString();
+      expect((await client.post('/api/auth/api-key/update', { keyId: id, expiresAt: soon })).status).to.equal(200);
+      gw.clock.advance(3 * 3600_000);
+      try {
+        await expectRefusedEverywhere(key);
+      } finally {
+        gw.clock.advance(-3 * 3600_000);
+      }
     });
   });
 
@@ -154,10 +154,15 @@ describe('MCP server: refusals (the OAuth 401)', () => {
     const disabled = await workingKey();
     await disabled.client.post('/api/auth/api-key/update', { keyId: disabled.id, enabled: false });
     const expired = await workingKey();
-    await expired.client.post('/api/auth/api-key/update', { keyId: expired.id, expiresAt: new Date(gw.clock.now().getTime() - 1000).toISOString() });
+    await expired.client.post('/api/auth/api-key/update', { keyId: expired.id, expiresAt: new Date(gw.clock.now().getTime() + 2 * 3600_000).toISOString() });
     const unknown = revoked.key.slice(0, -10) + 'AAAAAAAAAA';
-    for (const key of [unknown, revoked.key, disabled.key, expired.key]) {
-      descriptions.add((await rpc(new Client(gw.url).withKey(key), initializeMessage)).body.error_description);
+    gw.clock.advance(3 * 3600_000);
+    try {
+      for (const key of [unknown, revoked.key, disabled.key, expired.key]) {
+        descriptions.add((await rpc(new Client(gw.url).withKey(key), initializeMessage)).body.error_description);
+      }
+    } finally {
+      gw.clock.advance(-3 * 3600_000);
     }
     expect([...descriptions]).to.have.length(1);
   });

@@ -212,6 +212,8 @@ describe('MCP server: a key with MCP access', () => {
         expect(res.headers['content-type']).to.match(/^application\/json/);
         expect(res.body).to.deep.equal({
           resource: `${gw.url}/api/mcp`,
+          authorization_servers: [gw.url],
+          scopes_supported: ['mcp'],
           resource_name: 'keygate MCP server',
           resource_documentation: `${gw.url}/settings/developers`,
           bearer_methods_supported: ['header'],

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
+import { expectOAuth401 } from '../../support/oauth.ts';
 import { connectMcp, createKey, rpc, initializeMessage, textOf } from './support.ts';
 
 /** A port nothing listens on: bound once, then let go. */
@@ -46,8 +47,7 @@ describe('MCP server: forwarded tools without a working upstream', () => {
       const meta = await new Client(gw.url).get('/.well-known/oauth-protected-resource');
       expect(meta.body.resource).to.equal('https://api.example.test/api/mcp');
       const refused = await rpc(new Client(gw.url), initializeMessage);
-      expect(refused.status).to.equal(401);
-      expect(refused.headers['www-authenticate']).to.equal('Bearer error="invalid_token", resource_metadata="https://api.example.test/.well-known/oauth-protected-resource"');
+      expectOAuth401(refused, 'https://api.example.test');
     });
   });
 

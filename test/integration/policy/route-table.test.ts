@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { examplePath, gatewayRoutes, routeMethods } from '../../../src/http/policy/routes.ts';
+import { examplePath, gatewayRoutes, routeMethods } from '../../../src/policy/routes.ts';
 
-// The policy CLI checks coverage against the route table in src/http/policy/routes.ts. This keeps
+// The policy CLI checks coverage against the route table in src/policy/routes.ts. This keeps
 // that table honest: it must name exactly the routes the real routers serve.
 
 /** A table template (`:id` one segment, trailing `*` anything beneath) as a regular expression. */

@@ -1,25 +1,63 @@
 import { expect } from 'chai';
-import { createServer, request, type Server } from 'node:http';
+import { EventEmitter } from 'node:events';
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
+import { until } from '../../support/until.ts';
+
+/** Where in the exchange the client leaves; each moment is reached by an event, not by a delay. */
+type Moment = 'at once' | 'once the upstream has it' | 'on the head' | 'mid-body';
+const MOMENTS: [Moment, string][] = [
+  ['at once', '/api/projects'],
+  // The upstream holds its head: the gateway is waiting on it when the client leaves.
+  ['once the upstream has it', '/api/hold'],
+  // The upstream sends its head and a first part, and holds the rest.
+  ['on the head', '/api/slow'],
+  ['mid-body', '/api/slow'],
+];
 
 describe('forwarding: a client that hangs up before the answer', () => {
   let upstream: Server;
   let gw: TestGateway;
+  const arrivals = new EventEmitter();
+  // Answers the upstream holds back until the test lets them go.
+  const held = new Set<ServerResponse>();
+  // Exchanges not finished yet, on either side of the gateway.
+  const upstreamOpen = new Set<ServerResponse>();
+  const gatewayOpen = new Set<ServerResponse>();
+  const track = (open: Set<ServerResponse>, res: ServerResponse) => {
+    open.add(res);
+    res.once('close', () => open.delete(res));
+  };
+  const release = () => {
+    for (const res of held) {
+      if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/plain' }).write('first part\n');
+      res.end('second part\n');
+    }
+    held.clear();
+  };
+
   before(async () => {
-    // Answers at once, or (on /api/slow) slowly and in pieces, so a client can leave at any point.
     upstream = createServer((req, res) => {
+      track(upstreamOpen, res);
+      if (req.url === '/api/hold') {
+        held.add(res);
+        arrivals.emit('arrived');
+        return;
+      }
       res.writeHead(200, { 'content-type': 'text/plain' });
       if (req.url !== '/api/slow') return res.end('first part\nsecond part\n');
       res.write('first part\n');
-      setTimeout(() => res.end('second part\n'), 60);
+      held.add(res);
     });
     await new Promise<void>((ok) => upstream.listen(0, '127.0.0.1', () => ok()));
     const { port } = upstream.address() as AddressInfo;
     gw = await startTestGateway({ config: { upstream: { url: `http://127.0.0.1:${port}` }, defaultApiRateLimit: 10000 } });
+    gw.server.on('request', (_req, res: ServerResponse) => track(gatewayOpen, res));
   });
   after(async () => {
+    release();
     await gw.stop();
     upstream.closeAllConnections();
     await new Promise<void>((ok) => upstream.close(() => ok()));
@@ -35,18 +73,31 @@ describe('forwarding: a client that hangs up before the answer', () => {
     const { client } = await signUp(gw.url);
     const key = (await client.post('/api/api-keys', { name: 'k' })).body.key as string;
     const url = new URL(gw.url);
-    const hangUp = (path: string, afterMs: number) =>
+    const hangUp = (path: string, moment: Moment) =>
       new Promise<void>((resolve) => {
-        const req = request({ host: url.hostname, port: url.port, path, headers: { 'x-api-key': key } }, (res) => res.destroy());
-        req.on('error', () => resolve());
-        req.on('close', () => resolve());
+        const req = request({ host: url.hostname, port: url.port, path, headers: { 'x-api-key': key } }, (res) => {
+          if (moment === 'mid-body') res.once('data', () => req.destroy());
+          else req.destroy();
+        });
+        const leave = () => req.destroy();
+        if (moment === 'once the upstream has it') arrivals.once('arrived', leave);
+        req.on('error', () => {});
+        req.on('close', () => {
+          arrivals.off('arrived', leave);
+          resolve();
+        });
         req.end();
-        setTimeout(() => req.destroy(), afterMs);
+        if (moment === 'at once') req.destroy();
       });
     try {
-      // Leave at once, before the upstream's head, on its head, and mid-body.
-      for (let i = 0; i < 300; i++) await hangUp(i % 2 ? '/api/slow' : '/api/projects', (i % 4) * 0.5);
-      await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 300; i++) {
+        const [moment, path] = MOMENTS[i % MOMENTS.length]!;
+        await hangUp(path, moment);
+        // What the upstream held is sent now, after the client left: the gateway has nowhere to put it.
+        release();
+      }
+      // Every exchange, on both sides of the gateway, has ended: whatever a hang-up could break has run.
+      await until('the gateway and the upstream finished every exchange', () => gatewayOpen.size === 0 && upstreamOpen.size === 0, 5_000);
     } finally {
       process.off('uncaughtException', onUncaught);
     }

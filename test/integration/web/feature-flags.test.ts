@@ -72,8 +72,11 @@ describe('web: the page follows the configuration', function () {
       try {
         await t.page.reload();
         await t.page.getByRole('heading', { name: 'API keys are turned off' }).waitFor();
-        expect(await t.page.locator('form').count()).to.equal(0);
-        expect(asked.filter((p) => p.startsWith('/api/'))).to.deep.equal([]);
+        await t.page.locator('#apps-message').getByText('No apps are connected').waitFor();
+        // The MCP server is still on, so Connected apps (and its confirmation dialog) stay: an
+        // OAuth client needs no key. Nothing else is asked of the API, and no form sends anything.
+        expect(await t.page.locator('form:not([method="dialog"])').count()).to.equal(0);
+        expect(asked.filter((p) => p.startsWith('/api/'))).to.deep.equal(['/api/oauth/grants']);
         expect(describeViolations(await seriousViolations(t.page))).to.equal('');
         await screenshot(t.page, 'keys-off-desktop');
         await t.page.getByRole('button', { name: 'Sign out' }).click();

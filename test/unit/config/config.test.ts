@@ -17,10 +17,11 @@ describe('configuration', () => {
       ['defaultApiRateLimit', c.defaultApiRateLimit, 100],
       ['defaultPlan', c.defaultPlan, 'free'],
       ['plans', c.plans, { free: {} }],
-      ['upstream', c.upstream, { url: null }],
+      ['upstream', c.upstream, { url: null, timeoutMs: 30_000, maxConcurrentPerCaller: 32 }],
       ['policy.model', c.policy.model, join(packageRoot, 'policies/model.conf')],
       ['policy.file', c.policy.file, join(packageRoot, 'policies/variant-a.csv')],
       ['auth', c.auth, { signUp: true, sessionTtlDays: 30 }],
+      ['keyCache', c.keyCache, { maxBytes: 33_554_432, unknownMaxBytes: 2_097_152 }],
       ['host', c.host, '127.0.0.1'],
       ['port', c.port, 3000],
       ['databaseUrl', c.databaseUrl, null],
@@ -57,6 +58,9 @@ describe('configuration', () => {
       ['a bad billingScope', { billingScope: 'team' }, /^billingScope: /],
       ['a non-URL upstream', { upstream: { url: 'not a url' } }, /^upstream\.url: /],
       ['a prefix without a slash', { apiPrefix: 'api' }, /^apiPrefix: /],
+      ['a key cache under 1 MiB', { keyCache: { maxBytes: 1000 } }, /^keyCache\.maxBytes: at least 1048576/],
+      ['a key cache size in words', { keyCache: { maxBytes: '32MB' } }, /^keyCache\.maxBytes: /],
+      ['an unknown key cache field', { keyCache: { entries: 10 } }, /^keyCache\.entries: unknown key/],
       ['a tool without a path', { mcpServer: { tools: [{ name: 't', method: 'GET' }] } }, /^mcpServer\.tools\.0\.path: /],
     ];
     for (const [what, raw, message] of cases) {

@@ -8,9 +8,9 @@ import {
   PolicyLoadError,
   type PolicyEngine,
   type PolicySubject,
-} from '../../../src/http/policy/engine.ts';
-import { PolicyModelError } from '../../../src/http/policy/enforcer.ts';
-import { parsePolicy } from '../../../src/http/policy/rules.ts';
+} from '../../../src/policy/engine.ts';
+import { PolicyModelError } from '../../../src/policy/enforcer.ts';
+import { parsePolicy } from '../../../src/policy/rules.ts';
 import { shippedPolicies } from './helpers.ts';
 
 const key = (...permissions: string[]): PolicySubject => ({ kind: 'key', permissions, role: 'user' });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { join } from 'node:path';
-import { loadPolicyEngine, type PolicyEngine, type PolicySubject } from '../../../src/http/policy/engine.ts';
+import { loadPolicyEngine, type PolicyEngine, type PolicySubject } from '../../../src/policy/engine.ts';
 import { shippedPolicies } from './helpers.ts';
 
 // Canonical segments only: the gateway normalises before it asks (CONTRACT 5.6).

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { compileMethodPattern, compilePathPattern, parseCondition, subjectAttributes } from '../../../src/http/policy/patterns.ts';
-import { parsePolicy } from '../../../src/http/policy/rules.ts';
+import { compileMethodPattern, compilePathPattern, parseCondition, subjectAttributes } from '../../../src/policy/patterns.ts';
+import { parsePolicy } from '../../../src/policy/rules.ts';
 
 describe('policy patterns', () => {
   describe('a path glob', () => {
@@ -53,13 +53,20 @@ describe('policy patterns', () => {
         { attribute: 'perm:ai', negated: false },
         { attribute: 'role:admin', negated: true },
       ]);
-      expect(() => parseCondition('ai')).to.throw(/perm:NAME/);
+      expect(() => parseCondition('ai')).to.throw(/perm:SCOPE/);
+      expect(parseCondition('!perm:reports:write perm:reports')).to.deep.equal([
+        { attribute: 'perm:reports:write', negated: true },
+        { attribute: 'perm:reports', negated: false },
+      ]);
     });
   });
 
   it('subject attributes are sorted, and names that could carry other attributes are dropped', () => {
-    expect(subjectAttributes(['mcp', 'ai'], 'admin')).to.equal('perm:ai perm:mcp role:admin');
+    // A held action gives both the scope and the scope:action attribute, so perm:S holds for any action.
+    expect(subjectAttributes(['mcp', 'ai'], 'admin')).to.equal('perm:ai perm:ai:access perm:mcp perm:mcp:access role:admin');
+    expect(subjectAttributes(['reports:read'], null)).to.equal('perm:reports perm:reports:read');
     expect(subjectAttributes(['ai role:admin'], null)).to.equal('');
+    expect(subjectAttributes(['ai:access role:admin', 'a:b:c'], null)).to.equal('');
   });
 
   describe('parsing a policy file', () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parsePolicy } from '../../../src/http/policy/rules.ts';
+import { parsePolicy } from '../../../src/policy/rules.ts';
 import { runCli, shippedPolicies, summary, withPolicyCopy } from './helpers.ts';
 
 describe('keygate policy test', () => {

@@ -1,0 +1,49 @@
+// `keygate policy shadow report|off` and `policy promote`: reading what the candidate would change
+// on real traffic, then keeping or dropping it.
+import { parseArgs } from 'node:util';
+import { safetyChecks } from './checks.ts';
+import { CliError } from './common.ts';
+import { sayOutcome, type Lifecycle } from './lifecycle.ts';
+
+async function report(lc: Lifecycle): Promise<number> {
+  const c = await lc.versions.candidate();
+  if (!c) {
+    lc.io.stdout('no candidate policy; store one with `keygate policy apply --shadow`\n');
+    return 0;
+  }
+  lc.io.stdout(`candidate ${c.id} ${c.sha256.slice(0, 12)} stored ${c.createdAt.toISOString()} by ${c.createdBy}${c.message ? `: ${c.message}` : ''}\n`);
+  const rows = await lc.versions.divergences(c.id);
+  if (rows.length === 0) lc.io.stdout('no divergence counted yet (instances add their counts every 5 s)\n');
+  for (const d of rows) {
+    const e = d.example;
+    const subject = [e.subject, e.attributes, e.via === 'mcp' ? 'via:mcp' : ''].filter(Boolean).join(' ');
+    lc.io.stdout(`${d.count} ${d.outcome} live ${d.liveRule} -> candidate ${d.shadowRule}  e.g. ${e.method} ${e.path} as ${subject}\n`);
+  }
+  return 0;
+}
+
+async function off(lc: Lifecycle): Promise<number> {
+  lc.io.stdout((await lc.versions.shadowOff()) ? 'dropped the candidate; gateways stop evaluating it within a second\n' : 'there was no candidate\n');
+  return 0;
+}
+
+export async function shadowCommand(args: string[], lc: Lifecycle): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const [sub, ...extra] = positionals;
+  if (extra.length > 0 || (sub !== 'report' && sub !== 'off')) throw new CliError('usage: keygate policy shadow report|off');
+  return sub === 'report' ? report(lc) : off(lc);
+}
+
+export async function promoteCommand(args: string[], lc: Lifecycle): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean', default: false }, by: { type: 'string' } } });
+  if (positionals.length > 0) throw new CliError('usage: keygate policy promote [--force] [--by WHO]');
+  const c = await lc.versions.candidate();
+  if (!c) throw new CliError('there is no candidate policy to promote; store one with `keygate policy apply --shadow`');
+  if (values.force) lc.io.stdout('--force: lint and the suites were skipped\n');
+  else if (!(await safetyChecks(lc.io, { model: c.modelText, policy: c.policyText, scopes: c.scopesText }, lc.config.policy.file, { label: `candidate ${c.id}` }))) {
+    lc.io.stderr(`refused: candidate ${c.id} fails lint or the suites (above); nothing was written\n`);
+    return 1;
+  }
+  sayOutcome(lc.io, await lc.versions.promote(values.by ?? lc.user, c.id), `promoted candidate ${c.id}`);
+  return 0;
+}

@@ -1,0 +1,80 @@
+import type { Config } from '../../config.ts';
+import { AppError } from '../../services/errors.ts';
+import { hasValidChecksum, KEY_BODY_LENGTH } from '../../services/keys/format.ts';
+import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
+import type { OAuthHolder } from '../../oauth/routes.ts';
+import type { Resolver } from './resolve.ts';
+
+// An OAuth access token is a credential on the MCP endpoint only (CONTRACT 15). Anywhere else this
+// resolver answers "not mine" and the token is nothing: the request is decided by whatever else it
+// carries. It acts as the grant's owner with the `mcp` permission alone, as subject `key`, so every
+// policy line about keys applies to it too.
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The Bearer value of a request, when it is one keygate would recognise as its own key. */
+export const looksLikeKey = (value: string, prefix: string): boolean => value.startsWith(prefix) && hasValidChecksum(value);
+
+export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, config: Pick<Config, 'apiPrefix' | 'apiKeys'>): Resolver {
+  const mcpPath = `${config.apiPrefix}/mcp`;
+  const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
+  return async (ctx) => {
+    const live = oauth.current;
+    if (!live || ctx.path !== mcpPath || ctx.req.headers['x-api-key'] !== undefined) return null;
+    const m = BEARER.exec(ctx.get('authorization'));
+    if (!m) return null;
+    const value = m[1]!;
+    if (keyPrefix !== null && looksLikeKey(value, keyPrefix)) return null;
+    const found = await live.provider.AccessToken.find(value);
+    const token: IssuedToken | null = found?.grantId && found.accountId
+      ? { grantId: found.grantId, accountId: found.accountId, scopes: (found.scope ?? '').split(' '), audience: ([] as string[]).concat(found.aud ?? []) }
+      : null;
+    const result = await grants.verify(token, live.resource);
+    // One answer for every reason, as for keys: telling them apart would confirm a token existed.
+    if (result.status !== 'valid') throw new AppError('INVALID_API_KEY', 'The access token is not valid: unknown, expired or revoked, or its owner cannot sign in.');
+    const { grant, owner } = result;
+    return {
+      kind: 'key',
+      user: owner,
+      key: { id: grant.id, userId: owner.id, name: grant.clientName, start: '', scopes: ['mcp'], permissions: { mcp: ['access'] }, requestQuota: grant.requestQuota, expiresAt: null },
+      grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName },
+    };
+  };
+}
+
+/** Whether `text` holds, anywhere, a key with our prefix and a checksum that holds. */
+function holdsKey(text: string, prefix: string): boolean {
+  for (let at = text.indexOf(prefix); at >= 0; at = text.indexOf(prefix, at + 1)) {
+    if (hasValidChecksum(text.slice(at, at + prefix.length + KEY_BODY_LENGTH))) return true;
+  }
+  return false;
+}
+
+/** The Authorization value, and its Basic credentials decoded: a key hides in either. */
+function authorizationTexts(value: string): string[] {
+  const basic = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(value);
+  return basic ? [value, Buffer.from(basic[1]!, 'base64').toString('latin1')] : [value];
+}
+
+/**
+ * Before anything is forwarded: an Authorization that carries a keygate key (after `Bearer`, beside
+ * other credentials, or inside Basic) or is a token keygate issued never reaches the upstream, on
+ * any route and whether or not OAuth is on (CONTRACT 15); any other Authorization passes.
+ */
+export function dropOwnBearer(oauth: OAuthHolder | null, config: Pick<Config, 'apiKeys' | 'apiPrefix'>) {
+  const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
+  const mcpPath = `${config.apiPrefix}/mcp`;
+  return async function dropOwnBearerMiddleware(ctx: Parameters<Resolver>[0], next: () => Promise<unknown>) {
+    // On the MCP endpoint the Bearer is the credential the caller chain reads, and the MCP tools
+    // build their own upstream headers; everywhere else it must not leave the gateway.
+    const value = ctx.path === mcpPath ? '' : ctx.get('authorization');
+    if (value) {
+      const m = BEARER.exec(value);
+      const live = oauth?.current ?? null;
+      const ours = (keyPrefix !== null && authorizationTexts(value).some((t) => holdsKey(t, keyPrefix)))
+        || (m !== null && live !== null && ((await live.provider.AccessToken.find(m[1]!)) !== undefined || (await live.provider.RefreshToken.find(m[1]!)) !== undefined));
+      if (ours) delete ctx.req.headers.authorization;
+    }
+    await next();
+  };
+}

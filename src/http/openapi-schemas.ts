@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+// The shapes of the gateway's answers, as zod schemas, for the OpenAPI document (CONTRACT 14). The
+// integration tests check every answer they receive against the document, so these cannot drift
+// from what the handlers send.
+
+const instant = z.iso.datetime();
+const id = z.uuid();
+
+export const apiKey = z.object({
+  id, name: z.string(), start: z.string().length(12), prefix: z.string(),
+  permissions: z.record(z.string(), z.array(z.string())),
+  ai: z.boolean(), mcp: z.boolean(),
+  requestQuota: z.object({ limit: z.int().positive(), window: z.literal('day') }),
+  state: z.enum(['active', 'disabled', 'expired', 'rate-limited']),
+  enabled: z.boolean(),
+  expiresAt: instant.nullable(), createdAt: instant, lastUsedAt: instant.nullable(),
+  rotatedFrom: id.nullable(), rotatedTo: id.nullable(),
+  expiresSoon: z.boolean().describe('Stops working within 7 days.'),
+});
+
+export const createdApiKey = apiKey.extend({ key: z.string().describe('The plaintext key. Sent once, never again.') });
+export const keyList = z.object({ keys: z.array(apiKey) });
+export const adminKeyList = z.object({
+  keys: z.array(apiKey.extend({ owner: z.object({ id, name: z.string(), email: z.string() }) })),
+  nextCursor: z.string().nullable(),
+});
+
+export const scopeList = z.object({
+  scopes: z.array(z.object({ name: z.string(), label: z.string(), description: z.string(), actions: z.array(z.string()), available: z.boolean() })),
+});
+export const usage = z.object({
+  keyId: id,
+  limit: z.int().positive(),
+  days: z.array(z.object({ date: z.iso.date(), requests: z.int().min(0), refused: z.int().min(0) })),
+});
+
+export const grantList = z.object({
+  grants: z.array(z.object({ id: z.string(), clientId: z.string(), clientName: z.string(), createdAt: instant, lastUsedAt: instant.nullable() })),
+});
+
+export const auditLog = z.object({
+  entries: z.array(z.object({
+    id: z.string(), type: z.enum(['API_KEY_CREATED', 'API_KEY_REVOKED', 'API_KEY_ROTATED', 'OAUTH_GRANT_CREATED', 'OAUTH_GRANT_REVOKED']),
+    actorUserId: id.nullable(), ownerUserId: id.nullable(), keyId: id.nullable(), grantId: z.string().nullable(), previousKeyId: id.nullable(),
+    at: instant, ip: z.string().nullable(), userAgent: z.string().nullable(),
+  })),
+  nextCursor: z.string().nullable(),
+});
+
+const user = z.object({ id, email: z.string(), name: z.string(), role: z.enum(['user', 'admin']) });
+export const userBody = z.object({ user });
+export const session = z.object({
+  session: z.object({ id, kind: z.enum(['session', 'key']), userId: id, activeOrganizationId: id.nullable(), expiresAt: instant.nullable() }),
+  user,
+});
+export const sessions = z.object({ sessions: z.array(z.looseObject({ id, userId: id, expiresAt: instant, current: z.boolean() })) });
+const organization = z.looseObject({ id, name: z.string(), slug: z.string() });
+export const organizationBody = z.object({ organization });
+export const organizations = z.object({ organizations: z.array(organization.extend({ role: z.enum(['owner', 'admin', 'member']) })) });
+export const activeOrganization = z.object({ activeOrganizationId: id.nullable() });
+export const member = z.object({ member: z.looseObject({ role: z.enum(['owner', 'admin', 'member']) }) });
+
+export const health = z.object({ status: z.literal('ok') });
+export const readiness = z.looseObject({ status: z.enum(['ready', 'unavailable']), checks: z.record(z.string(), z.enum(['ok', 'unavailable'])) });
+export const resourceMetadata = z.looseObject({ resource: z.string(), bearer_methods_supported: z.array(z.string()).optional() });
+export const openApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()) });
+export const mcpRefusal = z.object({ error: z.literal('invalid_token'), error_description: z.string() });
+
+export const problem = z.looseObject({
+  type: z.string(), title: z.string(), status: z.int(), detail: z.string(), code: z.string(), instance: z.string().optional(),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  requiredPermission: z.string().optional(),
+});

@@ -1,0 +1,135 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import type Provider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import type { Pool } from '../store/db.ts';
+import { ensureSecrets } from '../store/oauth.ts';
+import type { GrantService } from '../services/oauth-grants.ts';
+import { createAdapterClass } from './adapter.ts';
+
+// The authorization server of CONTRACT 15, on oidc-provider: registration, authorization code
+// with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
+// brings the storage, the sign-in and consent pages and what a grant is.
+
+export const OAUTH_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  registration: '/oauth/register',
+  revocation: '/oauth/revoke',
+  jwks: '/oauth/jwks',
+  userinfo: '/oauth/userinfo',
+  end_session: '/oauth/session/end',
+  introspection: '/oauth/introspect',
+} as const;
+
+export const consentPath = (uid: string) => `/oauth/consent/${uid}`;
+
+const HOUR = 3600;
+const DAY = 24 * HOUR;
+
+/** Hosts an `http:` redirect URI may name (RFC 8252 loopback); everything else must be `https:`. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Why a redirect URI is refused, or null. Exact matching is the library's (web clients). */
+export function redirectUriProblem(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `${uri} is not an absolute URL`;
+  }
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
+  return 'redirect_uris must use https:, or http: on a loopback address (127.0.0.1, localhost, [::1])';
+}
+
+export interface OAuthRuntime {
+  provider: Provider;
+  issuer: string;
+  /** The one protected resource: `<issuer>/api/mcp`. */
+  resource: string;
+  /** The library as a Node request handler, made once. */
+  handler: ReturnType<Provider['callback']>;
+}
+
+export interface ProviderDeps { pool: Pool; grants: GrantService; issuer: string; mcpPath: string }
+
+function candidateSecrets() {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { cookie_key: randomBytes(32).toString('base64url'), jwk: { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' } };
+}
+
+export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: ProviderDeps): Promise<OAuthRuntime> {
+  // Loaded only when a server starts OAuth: the CLI's commands never need it, and the library
+  // writes a notice to stderr when loaded on Node 20, which would break their one-line errors.
+  const { default: ProviderClass, errors } = await import('oidc-provider');
+  const resource = `${issuer}${mcpPath}`;
+  // Shared by every instance: an authorization begun on one may be resumed on another.
+  const secrets = await ensureSecrets(pool, candidateSecrets());
+
+  const configuration: Configuration = {
+    adapter: createAdapterClass(pool, { onGrantDestroyed: (id) => grants.grantDestroyed(id) }),
+    clients: [],
+    routes: OAUTH_ROUTES,
+    scopes: ['mcp'],
+    responseTypes: ['code'],
+    // Public clients only: an MCP client on someone's machine cannot keep a secret, and no secret
+    // then needs storing. PKCE stands in for it.
+    clientAuthMethods: ['none'],
+    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+    pkce: { required: () => true },
+    cookies: { keys: [secrets.cookie_key] },
+    jwks: { keys: [secrets.jwk as unknown as NonNullable<Configuration['jwks']>['keys'][number]] },
+    ttl: { AccessToken: HOUR, AuthorizationCode: 60, RefreshToken: 30 * DAY, Grant: 30 * DAY, Interaction: 10 * 60, Session: HOUR },
+    rotateRefreshToken: true,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    findAccount: async (_ctx, sub) => ((await grants.accountUsable(sub)) ? { accountId: sub, claims: async () => ({ sub }) } : undefined),
+    // Only the grant just consented to: a returning client always meets the consent page again,
+    // so the provider's own session cookie can never stand in for the person's decision.
+    loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
+    interactions: { url: async (_ctx, interaction) => consentPath(interaction.uid) },
+    // Browser-based MCP clients call the token endpoint across origins; PKCE binds the code, so
+    // there is nothing a foreign origin could do with it that it could not do without CORS.
+    clientBasedCORS: () => true,
+    extraClientMetadata: {
+      properties: ['keygate_redirect_rules'],
+      validator(_ctx, _key, _value, metadata) {
+        for (const uri of (metadata.redirect_uris as string[] | undefined) ?? []) {
+          const problem = redirectUriProblem(uri);
+          if (problem) throw new errors.InvalidRedirectUri(problem);
+        }
+        // Loopback ports may vary for native clients (RFC 8252); CONTRACT 15 matches exactly.
+        if (metadata.application_type === 'native') throw new errors.InvalidClientMetadata('application_type native is not offered; register as a web client with exact redirect URIs');
+      },
+    },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      introspection: { enabled: false },
+      userinfo: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => resource,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, indicator) => {
+          if (indicator !== resource) throw new errors.InvalidTarget(`the only resource here is ${resource}`);
+          return { scope: 'mcp', audience: resource, accessTokenTTL: HOUR, accessTokenFormat: 'opaque' };
+        },
+      },
+    },
+  };
+  const provider = new ProviderClass(issuer, configuration);
+  return { provider, issuer, resource, handler: provider.callback() };
+}
+
+/** The issuer of CONTRACT 15, or why there is none. */
+export function oauthIssuer(publicUrl: string | null, host: string, listenUrl: string): { issuer: string } | { reason: string } {
+  if (publicUrl) return { issuer: publicUrl.replace(/\/$/, '') };
+  if (host === '0.0.0.0' || host === '::' || host === '' || host === '[::]') {
+    return { reason: `OAuth for MCP clients is off: the gateway listens on the wildcard address ${host} and publicUrl is not set, so there is no issuer URL a client could trust. Set publicUrl.` };
+  }
+  return { issuer: listenUrl };
+}

@@ -1,0 +1,122 @@
+import Router from '@koa/router';
+import type { Config } from '../config.ts';
+import { AppError } from '../services/errors.ts';
+import type { GrantService } from '../services/oauth-grants.ts';
+import type { GatewayContext, GatewayState } from '../http/state.ts';
+import { requestMeta } from '../http/routes/auth.ts';
+import { sharedAssets } from '../web/assets.ts';
+import { layout, pageHeaders } from '../web/layout.ts';
+import { accountHeader } from '../web/pages.ts';
+import { pageConfig } from '../web/routes.ts';
+import { consentMain } from '../web/consent.ts';
+import { OAUTH_ROUTES, type OAuthRuntime } from './provider.ts';
+
+/** Null until the gateway knows its issuer, and for good when it cannot have one (main.ts). */
+export interface OAuthHolder { current: OAuthRuntime | null }
+
+export interface OAuthRoutesDeps { config: Config; oauth: OAuthHolder; grants: GrantService }
+
+const notServed = () => new AppError('NOT_FOUND', 'This server does not offer OAuth: it has no public URL to name as issuer.');
+
+
+/** RFC 8414 metadata (exactly CONTRACT 15's fields), the consent step, and the library under /oauth/. */
+export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>({ sensitive: true, strict: true });
+  const pageCfg = pageConfig(config);
+  const live = (): OAuthRuntime => {
+    if (!oauth.current) throw notServed();
+    return oauth.current;
+  };
+
+  router.get('/.well-known/oauth-authorization-server', (ctx) => {
+    const { issuer } = live();
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = {
+      issuer,
+      authorization_endpoint: `${issuer}${OAUTH_ROUTES.authorization}`,
+      token_endpoint: `${issuer}${OAUTH_ROUTES.token}`,
+      registration_endpoint: `${issuer}${OAUTH_ROUTES.registration}`,
+      revocation_endpoint: `${issuer}${OAUTH_ROUTES.revocation}`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      scopes_supported: ['mcp'],
+      token_endpoint_auth_methods_supported: ['none'],
+    };
+  });
+
+  /** The interaction the library is waiting on; a stale or foreign one reads as not found. */
+  const interaction = async (ctx: GatewayContext) => {
+    const { provider } = live();
+    try {
+      return await provider.interactionDetails(ctx.req, ctx.res);
+    } catch {
+      throw new AppError('NOT_FOUND', 'This authorization request has expired or was started in another browser. Start connecting from your MCP client again.');
+    }
+  };
+
+  router.get('/oauth/consent/:uid', async (ctx) => {
+    const { provider } = live();
+    const caller = ctx.state.caller;
+    ctx.set(pageHeaders);
+    if (caller.kind !== 'session') return ctx.redirect(`/sign-in?next=${encodeURIComponent(ctx.path)}`);
+    const details = await interaction(ctx);
+    const clientId = String(details.params.client_id);
+    const client = await provider.Client.find(clientId);
+    if (!client) throw new AppError('NOT_FOUND', 'The client that asked is no longer registered.');
+    const redirectOrigin = new URL(String(details.params.redirect_uri)).origin;
+    const bundle = await sharedAssets();
+    // The answer leaves by a redirect to the client after a form post; browsers hold that redirect
+    // to form-action, so the client's origin (and only it) joins 'self' on this page.
+    ctx.set('Content-Security-Policy', pageHeaders['Content-Security-Policy']!.replace("form-action 'self'", `form-action 'self' ${redirectOrigin}`));
+    // Under no-referrer a form post says `Origin: null`, which the cross-site check refuses;
+    // same-origin still sends nothing to the client the answer is redirected to.
+    ctx.set('Referrer-Policy', 'same-origin');
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = layout({
+      title: 'Connect an app', script: null, assets: bundle, config: pageCfg,
+      header: accountHeader(caller.user.email),
+      main: consentMain({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email }),
+    });
+  });
+
+  router.post('/oauth/consent/:uid/allow', async (ctx) => {
+    const { provider, resource } = live();
+    const caller = ctx.state.caller;
+    if (caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
+    const details = await interaction(ctx);
+    const clientId = String(details.params.client_id);
+    const client = await provider.Client.find(clientId);
+    if (!client) throw new AppError('NOT_FOUND', 'The client that asked is no longer registered.');
+    const accountId = caller.user.id;
+    const grant = new provider.Grant({ accountId, clientId });
+    // `mcp` is both the scope asked for and the scope of the one resource; the grant holds both.
+    grant.addOIDCScope('mcp');
+    grant.addResourceScope(resource, 'mcp');
+    const grantId = await grant.save();
+    await grants.recordGrant({ id: grantId, userId: accountId, clientId, clientName: client.clientName ?? clientId }, requestMeta(ctx));
+    const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 303;
+    ctx.redirect(to);
+  });
+
+  router.post('/oauth/consent/:uid/deny', async (ctx) => {
+    const { provider } = live();
+    if (ctx.state.caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
+    await interaction(ctx);
+    const to = await provider.interactionResult(ctx.req, ctx.res, { error: 'access_denied', error_description: 'The person declined to connect this client.' }, { mergeWithLastSubmission: false });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 303;
+    ctx.redirect(to);
+  });
+
+  // Everything else under /oauth/ is the library's: it writes its own answers.
+  const library = async (ctx: GatewayContext) => {
+    const { handler } = live();
+    ctx.respond = false;
+    await handler(ctx.req, ctx.res);
+  };
+  router.all('/oauth/{*rest}', library);
+  return router;
+}

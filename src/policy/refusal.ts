@@ -1,0 +1,92 @@
+// What a refused caller is told, found from the policy alone. The HTTP middleware and the MCP tools
+// both ask here, so neither has its own idea of who may do what or of how a refusal reads.
+import type { PolicyEngine, PolicySubject } from './engine.ts';
+import { heldAtoms, permissionWords, type Permissions } from './scopes.ts';
+import { gatewayRoutes } from './routes.ts';
+
+type Role = 'user' | 'admin';
+
+/** The parts of a resolved caller the policy looks at; the HTTP caller type fits it as is. */
+export type PolicyCaller =
+  | { kind: 'anonymous' }
+  | { kind: 'session'; user: { role: Role } }
+  | { kind: 'key'; user: { role: Role }; key: { permissions: Permissions }; /** Set for an OAuth access token. */ grant?: { id: string } | null };
+
+export interface Refusal {
+  code: 'UNAUTHENTICATED' | 'FORBIDDEN';
+  detail: string;
+  /** For a refused key: the permission (or comma-joined set) whose addition would allow it. */
+  requiredPermission?: string;
+}
+
+export function subjectOf(caller: PolicyCaller): PolicySubject {
+  switch (caller.kind) {
+    case 'anonymous':
+      return { kind: 'anonymous', permissions: [], role: null };
+    case 'session':
+      return { kind: 'session', permissions: [], role: caller.user.role };
+    case 'key':
+      return { kind: 'key', permissions: heldAtoms(null, caller.key.permissions), role: caller.user.role, ...(caller.grant ? { oauth: true } : {}) };
+  }
+}
+
+/**
+ * The policy files are written against the default prefix `/api`; a gateway mounted under another
+ * prefix maps it onto `/api` before asking. Letters are lowered so that a case-insensitive upstream
+ * cannot be reached through a spelling the policy would not recognise.
+ */
+export function policyPath(path: string, apiPrefix: string): string {
+  const mapped = apiPrefix !== '/api' && (path === apiPrefix || path.startsWith(apiPrefix + '/')) ? '/api' + path.slice(apiPrefix.length) : path;
+  return mapped.toLowerCase();
+}
+
+/**
+ * The path without each suffix its last segment could be read with: `pending.tar.json` also as
+ * `pending.tar` and `pending`. Rails and older Spring read `.json` as a response format and serve
+ * the route without it, so a refusal must not be escaped by adding one.
+ */
+const servedLiterally = new Set(gatewayRoutes.filter((r) => !r.path.includes(':') && !r.path.endsWith('*')).map((r) => r.path));
+
+export function unsuffixedPaths(path: string): string[] {
+  // A route the gateway serves under that very name (/api/openapi.json) is dispatched exactly by its
+  // own router; no upstream reads its suffix.
+  if (servedLiterally.has(path)) return [];
+  const slash = path.lastIndexOf('/');
+  const last = path.slice(slash + 1);
+  const out: string[] = [];
+  for (let dot = last.lastIndexOf('.'); dot > 0; dot = last.lastIndexOf('.', dot - 1)) out.push(path.slice(0, slash + 1) + last.slice(0, dot));
+  return out;
+}
+
+export function refusalOf(engine: PolicyEngine, caller: PolicyCaller, method: string, path: string, channel: 'http' | 'mcp' = 'http'): Refusal | null {
+  const subject = { ...subjectOf(caller), channel };
+  let d = engine.decide(subject, method, path);
+  // Allowed as spelled, yet refused without a suffix: the refusal of the route without it wins.
+  for (const bare of d.allowed ? unsuffixedPaths(path) : []) {
+    const without = engine.decide(subject, method, bare);
+    if (!without.allowed) {
+      d = without;
+      break;
+    }
+  }
+  if (d.allowed) return null;
+  if (caller.kind === 'anonymous') return { code: 'UNAUTHENTICATED', detail: 'Sign in or send an API key in the x-api-key header.' };
+  if (caller.kind === 'key') {
+    if (d.requiredPermission) {
+      const names = d.requiredPermission.split(',');
+      const what = names.length > 1 ? `permissions "${names.join('" and "')}"` : `"${d.requiredPermission}" permission`;
+      return { code: 'FORBIDDEN', detail: `This API key lacks the ${what}. Create a key with ${permissionWords(engine.scopes, names)} to use this route.`, requiredPermission: d.requiredPermission };
+    }
+    return { code: 'FORBIDDEN', detail: 'API keys are never allowed here. Use a signed-in session instead.' };
+  }
+  return { code: 'FORBIDDEN', detail: caller.user.role === 'admin' ? 'This route is closed to every caller.' : 'You do not have access to this route.' };
+}
+
+/**
+ * The decision for an upstream call an MCP tool makes on the caller's behalf: the same matrix,
+ * asked with the `via:mcp` attribute so policy lines can open routes to MCP clients (automations).
+ * `path` is the request path under the configured prefix.
+ */
+export function mcpToolRefusal(engine: PolicyEngine, caller: PolicyCaller, method: string, path: string, apiPrefix: string): Refusal | null {
+  return refusalOf(engine, caller, method, policyPath(path, apiPrefix), 'mcp');
+}

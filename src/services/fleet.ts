@@ -1,0 +1,64 @@
+// Each instance says, on a schedule, which policy it has loaded, so `keygate policy status` can
+// tell an operator whether the whole fleet runs the live version. The schedule and the clock are
+// handed in, so a test beats on demand instead of waiting five seconds.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Pool } from '../store/db.ts';
+import { recordHeartbeat } from '../store/fleet.ts';
+import type { Clock } from './clock.ts';
+import type { LoadedPolicy } from './policy.ts';
+
+export const HEARTBEAT_MS = 5_000;
+/** Instances not heard from for this long are taken to have stopped. */
+export const FLEET_HORIZON_MS = 30_000;
+
+export interface Heartbeat {
+  readonly instanceId: string;
+  /** Records this instance's loaded policy now. */
+  beat(): Promise<void>;
+  /** Beats at once, then every `intervalMs`, until `stop`. */
+  start(): void;
+  stop(): void;
+}
+
+export interface HeartbeatDeps {
+  pool: Pool;
+  clock: Clock;
+  loaded: () => LoadedPolicy;
+  /** Also run on each tick: the shadow divergence counts ride the same schedule. */
+  onTick?: () => Promise<void>;
+  intervalMs?: number;
+  logger?: Pick<Logger, 'warn'>;
+}
+
+export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEARTBEAT_MS, logger }: HeartbeatDeps): Heartbeat {
+  const instanceId = randomUUID();
+  const startedAt = clock();
+  let timer: NodeJS.Timeout | null = null;
+
+  const beat = async () => {
+    const { version, candidateId } = loaded();
+    await recordHeartbeat(pool, { instanceId, host: hostname(), pid: process.pid, policyVersion: version, shadowId: candidateId, startedAt, seenAt: clock() });
+  };
+  const tick = async () => {
+    // A database that is down is reported by /readyz; the next tick tries again.
+    await beat().catch((err: unknown) => logger?.warn({ err }, 'policy heartbeat not recorded'));
+    await onTick?.().catch((err: unknown) => logger?.warn({ err }, 'heartbeat task failed'));
+  };
+
+  return {
+    instanceId,
+    beat,
+    start() {
+      if (timer) return;
+      void tick();
+      timer = setInterval(() => void tick(), intervalMs);
+      timer.unref();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+  };
+}

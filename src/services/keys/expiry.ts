@@ -1,0 +1,52 @@
+import { AppError } from '../errors.ts';
+
+// When a key stops working (CONTRACT 14). Pure: the caller hands in the clock's time and the
+// operator's maxLifetimeDays.
+
+export const MIN_LIFETIME_SECONDS = 3600;
+export const MAX_EXPIRES_IN_SECONDS = 31_536_000;
+/** The list warns about keys that stop working within this long. */
+export const EXPIRES_SOON_MS = 7 * 86_400_000;
+
+const invalid = (path: string, message: string) =>
+  new AppError('VALIDATION_FAILED', `Invalid request body: ${path} ${message}.`, { errors: [{ path, message }] });
+
+/**
+ * Checks an expiry against the bounds: at least an hour ahead (a key that dies before anyone can
+ * deploy it is a mistake), and within maxLifetimeDays when the operator set one. With that policy,
+ * "never" is refused.
+ */
+export function boundedExpiry(at: Date | null, now: Date, maxLifetimeDays: number | undefined, path: string): Date | null {
+  if (at === null) {
+    if (maxLifetimeDays !== undefined) throw invalid(path, `must be set: keys on this server expire within ${maxLifetimeDays} days`);
+    return null;
+  }
+  if (at.getTime() < now.getTime() + MIN_LIFETIME_SECONDS * 1000) throw invalid(path, 'must be at least an hour ahead');
+  if (maxLifetimeDays !== undefined && at.getTime() > now.getTime() + maxLifetimeDays * 86_400_000) {
+    throw invalid(path, `must be within ${maxLifetimeDays} days (the longest a key may live on this server)`);
+  }
+  return at;
+}
+
+export interface ExpiryChoice { expiresIn?: number; expiresAt?: string }
+
+/** The expiry of a new key: the one asked for, else now + maxLifetimeDays, else none. */
+export function expiryAtCreate(choice: ExpiryChoice, now: Date, maxLifetimeDays: number | undefined): Date | null {
+  if (choice.expiresIn !== undefined && choice.expiresAt !== undefined) throw invalid('expiresAt', 'cannot be sent together with expiresIn');
+  if (choice.expiresIn !== undefined) return boundedExpiry(new Date(now.getTime() + choice.expiresIn * 1000), now, maxLifetimeDays, 'expiresIn');
+  if (choice.expiresAt !== undefined) return boundedExpiry(new Date(choice.expiresAt), now, maxLifetimeDays, 'expiresAt');
+  return maxLifetimeDays === undefined ? null : new Date(now.getTime() + maxLifetimeDays * 86_400_000);
+}
+
+/** A successor keeps its predecessor's lifetime length; a key that had none gets the operator's policy. */
+export function successorExpiry(old: { created_at: Date; expires_at: Date | null }, now: Date, maxLifetimeDays: number | undefined): Date | null {
+  if (old.expires_at) {
+    const lifetime = old.expires_at.getTime() - old.created_at.getTime();
+    const capped = maxLifetimeDays === undefined ? lifetime : Math.min(lifetime, maxLifetimeDays * 86_400_000);
+    return new Date(now.getTime() + capped);
+  }
+  return maxLifetimeDays === undefined ? null : new Date(now.getTime() + maxLifetimeDays * 86_400_000);
+}
+
+export const expiresSoon = (expiresAt: Date | null, now: Date): boolean =>
+  expiresAt !== null && expiresAt.getTime() > now.getTime() && expiresAt.getTime() - now.getTime() <= EXPIRES_SOON_MS;

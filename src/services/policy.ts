@@ -1,0 +1,204 @@
+// The one owner of the policy's life in a process: the files checked and seeded into an empty store,
+// applied on request, reloaded when another instance changes it, and the holder the middleware and
+// the MCP tools read the engine in force from.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import { packageRoot } from '../config.ts';
+import { withTransaction, type Pool } from '../store/db.ts';
+import { countRules, lockPolicy, readStoredRules, replaceRules } from '../store/casbin.ts';
+import { readScopesText, writeScopesText } from '../store/policy-scopes.ts';
+import { createPolicyEngineFromRules, PolicyLoadError, type PolicyEngine, type PolicyHolder } from '../policy/engine.ts';
+import { describeProblems, parsePolicy, ruleToCsvRow, type PolicyRule } from '../policy/rules.ts';
+import { parseScopes, type ScopeCatalog } from '../policy/scopes.ts';
+import { findCandidate, findLiveVersion, type CandidateRow, type VersionRow } from '../store/policy-versions.ts';
+import type { DecisionObserver } from './policy-shadow.ts';
+
+/** `scopes` defaults to the scopes.yaml beside the policy file, else the shipped one. */
+export interface PolicyFiles { model: string; file: string; scopes?: string }
+
+/** The three texts that make a policy: what apply stores, what a reload reads back. */
+export interface PolicyTexts { model: string; policy: string; scopes: string }
+
+export function scopesFileFor(files: PolicyFiles): string {
+  if (files.scopes) return files.scopes;
+  const beside = join(dirname(files.file), 'scopes.yaml');
+  return existsSync(beside) ? beside : join(packageRoot, 'policies/scopes.yaml');
+}
+
+export interface PolicyServiceDeps {
+  pool: Pool;
+  files: PolicyFiles;
+  logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** How a reload reads the stored lines; a test wraps the store's to hold one read back. */
+  readRules?: typeof readStoredRules;
+  /** Counts decisions and evaluates the candidate policy beside the live one. */
+  observer?: DecisionObserver;
+}
+
+/** What this instance has in force: the live version (0: seeded from the files) and the candidate. */
+export interface LoadedPolicy { version: number; candidateId: number | null }
+
+export interface BootResult { seeded: boolean; differsFromFiles: boolean }
+
+export interface PolicyService {
+  /**
+   * The engine in force; the stored policy once `bootstrap` has run. Reading `holder.current`
+   * before that is a programming error and throws.
+   */
+  readonly holder: PolicyHolder;
+  readonly loaded: LoadedPolicy;
+  /** Writes the files into an empty store, then puts the stored policy in force. */
+  bootstrap(): Promise<BootResult>;
+  /** The stored policy again; the latest reload started wins, a failed one keeps the policy in force. */
+  reload(): Promise<void>;
+  /** The files become the stored policy; every instance hears of it on commit. */
+  apply(): Promise<{ rules: number; scopes: number }>;
+}
+
+export async function readPolicyFiles(files: PolicyFiles): Promise<PolicyTexts> {
+  const [model, policy, scopes] = await Promise.all([readFile(files.model, 'utf8'), readFile(files.file, 'utf8'), readFile(scopesFileFor(files), 'utf8')]);
+  return { model, policy, scopes };
+}
+
+/** Parses and test-builds a policy: one the model cannot evaluate never reaches the store. */
+async function checkedPolicy(texts: PolicyTexts, source: { policy: string; scopes: string }): Promise<{ rules: PolicyRule[]; scopes: ScopeCatalog }> {
+  const parsed = parsePolicy(texts.policy);
+  if (parsed.problems.length) throw new PolicyLoadError(`${source.policy} has malformed lines:\n${describeProblems(parsed.problems, source.policy)}`);
+  const scopes = parseScopes(texts.scopes, source.scopes);
+  await createPolicyEngineFromRules(texts.model, parsed.rules, { scopes });
+  return { rules: parsed.rules, scopes };
+}
+
+/**
+ * Replaces every stored line and the stored scopes with the given texts', in one transaction under
+ * the policy lock: an instance reloading on its commit reads lines and scopes that belong together.
+ */
+export async function applyPolicy(pool: Pool, texts: PolicyTexts, source = { policy: 'policy', scopes: 'scopes.yaml' }): Promise<{ rules: number; scopes: number }> {
+  const checked = await checkedPolicy(texts, source);
+  await withTransaction(pool, async (tx) => {
+    await lockPolicy(tx);
+    await writeScopesText(tx, texts.scopes);
+    await replaceRules(tx, checked.rules);
+  });
+  return { rules: checked.rules.length, scopes: checked.scopes.list.length };
+}
+
+/** The stored policy's lines and scopes text; null scopes when nothing was ever stored. */
+export async function readStoredPolicy(pool: Pool, modelText: string, readRules = readStoredRules): Promise<{ rules: PolicyRule[]; scopes: string | null }> {
+  const [rules, scopes] = await Promise.all([readRules(pool, modelText), readScopesText(pool)]);
+  return { rules, scopes };
+}
+
+const canonical = (rs: readonly PolicyRule[]) => rs.map((r) => ruleToCsvRow(r).join(',')).sort().join('\n');
+
+export function createPolicyService({ pool, files, logger, readRules = readStoredRules, observer }: PolicyServiceDeps): PolicyService {
+  let engine: PolicyEngine | null = null;
+  let loaded: LoadedPolicy = { version: 0, candidateId: null };
+  let candidate: { id: number; engine: PolicyEngine } | null = null;
+  let modelText: string | null = null;
+  // The files' scopes, for a store seeded before scopes were stored (it then holds none).
+  let fileScopes: ScopeCatalog | null = null;
+  const source = { policy: files.file, scopes: scopesFileFor(files) };
+  const scopesOf = (text: string | null, what: string): ScopeCatalog => (text ? parseScopes(text, what) : fileScopes!);
+  // A signal before the first read asks for a reload right after it.
+  let reloadWanted = false;
+  // Reloads can overlap; only the latest one started may swap its engine in.
+  let reloadSeq = 0;
+
+  const holder: PolicyHolder = {
+    get current(): PolicyEngine {
+      if (!engine) throw new Error('the policy service has not been bootstrapped');
+      return engine;
+    },
+    set current(next: PolicyEngine) {
+      engine = next;
+    },
+  };
+
+  const readState = async () => {
+    const [live, cand] = await Promise.all([findLiveVersion(pool), findCandidate(pool)]);
+    return { live, cand };
+  };
+
+  // The live version's own model decides, so a rollback brings its model back too; a store seeded
+  // from the files has no version and uses the configured model. A candidate that does not build
+  // is logged and not evaluated: it must never cost the live policy.
+  const build = async (stored: { rules: PolicyRule[]; scopes: string | null }, live: VersionRow | null, cand: CandidateRow | null, fallbackModel: string) => {
+    const liveEngine = await createPolicyEngineFromRules(live?.modelText ?? fallbackModel, stored.rules, { scopes: scopesOf(stored.scopes, 'the stored scopes') });
+    let next = candidate && cand && candidate.id === cand.id ? candidate : null;
+    if (cand && !next) {
+      try {
+        const scopes = scopesOf(cand.scopesText, 'the candidate scopes');
+        next = { id: cand.id, engine: await createPolicyEngineFromRules(cand.modelText, parsePolicy(cand.policyText).rules, { scopes }) };
+      } catch (err) {
+        logger?.error({ err }, 'the candidate policy does not build; it is not evaluated');
+      }
+    }
+    return () => {
+      engine = observer ? observer.observe(liveEngine, next) : liveEngine;
+      candidate = next;
+      loaded = { version: live?.version ?? 0, candidateId: next?.id ?? null };
+    };
+  };
+
+  // A reload builds a whole new engine and swaps it in one assignment: no request is decided
+  // against a half-loaded policy.
+  const reload = async (): Promise<void> => {
+    if (!engine || modelText === null) {
+      reloadWanted = true;
+      return;
+    }
+    try {
+      const seq = ++reloadSeq;
+      const [state, stored] = await Promise.all([readState(), readStoredPolicy(pool, modelText, readRules)]);
+      const swap = await build(stored, state.live, state.cand, modelText);
+      if (seq !== reloadSeq) return;
+      swap();
+      logger?.info('policy reloaded');
+    } catch (err) {
+      logger?.error({ err }, 'policy reload failed; keeping the policy in force');
+    }
+  };
+
+  return {
+    holder,
+    get loaded() {
+      return loaded;
+    },
+    reload,
+    async apply() {
+      return applyPolicy(pool, await readPolicyFiles(files), source);
+    },
+    /**
+     * Two instances starting together both see the store empty at most once: the advisory lock
+     * makes the second wait and find the rows.
+     */
+    async bootstrap() {
+      const texts = await readPolicyFiles(files);
+      const checked = await checkedPolicy(texts, source);
+      fileScopes = checked.scopes;
+      const seeded = await withTransaction(pool, async (tx) => {
+        await lockPolicy(tx);
+        // A store filled before scopes were stored gets the files' scopes beside its lines.
+        if ((await readScopesText(tx)) === null) await writeScopesText(tx, texts.scopes);
+        if ((await countRules(tx)) > 0) return false;
+        await writeScopesText(tx, texts.scopes);
+        await replaceRules(tx, checked.rules);
+        return true;
+      });
+      const [stored, state] = await Promise.all([readStoredPolicy(pool, texts.model), readState()]);
+      (await build(stored, state.live, state.cand, texts.model))();
+      modelText = texts.model;
+      const differsFromFiles = canonical(stored.rules) !== canonical(checked.rules) || stored.scopes !== texts.scopes;
+      if (seeded) logger?.info({ file: files.file }, 'policy store was empty: applied the policy file');
+      else if (differsFromFiles) logger?.warn({ file: files.file }, 'the stored policy differs from the policy file; run `keygate policy apply` to use the file');
+      if (reloadWanted) {
+        reloadWanted = false;
+        await reload();
+      }
+      return { seeded, differsFromFiles };
+    },
+  };
+}

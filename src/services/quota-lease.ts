@@ -1,0 +1,136 @@
+import type { QuotaBlockStore } from '../store/quota-blocks.ts';
+import type { Clock } from './clock.ts';
+import type { CounterStore } from '../store/counters.ts';
+import { utcDayStart } from '../store/counters.ts';
+import { unavailable } from './errors.ts';
+import { evaluateQuota, quotaCounterName, spendQuota, type QuotaOutcome } from './quota.ts';
+
+// CONTRACT 18: while a key has more than `floor` requests left in the window, this instance spends
+// from a block leased in one atomic call instead of a counter round trip per request. The last
+// `floor` requests are never leased, so they are counted one by one exactly as CONTRACT 7 shows
+// (2, 1, 0, 429). Every block comes back within `blockTtlMs + sweepIntervalMs` (5 s by default):
+// spent, or its unspent part handed back by the sweep.
+
+export interface QuotaSpender {
+  spend(keyId: string, limit: number, now: Date): Promise<QuotaOutcome>;
+  /** Hands back the unspent part of every block older than its lifetime. */
+  sweep(): Promise<void>;
+  /** Hands back every block (shutdown). */
+  close(): Promise<void>;
+}
+
+export interface LeaseOptions {
+  counters: CounterStore;
+  /** Null: no leasing, every request is a counter round trip. */
+  blocks: QuotaBlockStore | null;
+  clock: Clock;
+  floor?: number;
+  blockSize?: number;
+  blockTtlMs?: number;
+  /** 0: no timer; whoever owns the spender calls sweep() (tests). */
+  sweepIntervalMs?: number;
+}
+
+const WINDOW_TTL_SECONDS = 86_400 + 3600;
+
+interface Holding {
+  window: number;
+  limit: number;
+  /** Requests of the block not yet spent here. */
+  left: number;
+  /** The counter's value when the block was leased, the block included. */
+  counted: number;
+  leasedAt: number;
+  /** The window has `floor` or less left: count one by one until it ends. */
+  belowFloor: boolean;
+}
+
+/** Counts one by one: the shape a gateway without a block store uses. */
+export const oneByOne = (counters: CounterStore): QuotaSpender => ({
+  spend: (keyId, limit, now) => spendQuota(counters, keyId, limit, now),
+  sweep: async () => {},
+  close: async () => {},
+});
+
+export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
+  const { counters, blocks, clock } = opts;
+  if (!blocks) return oneByOne(counters);
+  const floor = opts.floor ?? 1000;
+  const blockSize = opts.blockSize ?? 200;
+  const blockTtlMs = opts.blockTtlMs ?? 4000;
+  const holdings = new Map<string, Holding>();
+  const leasing = new Map<string, Promise<void>>();
+  const storeName = `counter store (${counters.kind === 'redis' ? 'Redis' : 'PostgreSQL'})`;
+
+  // A hand-back that fails leaves the block counted as spent: the key may lose those requests for
+  // the day, but the fleet-wide limit still holds, which is the promise that matters.
+  const handBack = (keyId: string, h: Holding) => {
+    const unspent = h.left;
+    h.left = 0;
+    if (unspent > 0) return blocks.handBack(quotaCounterName(keyId), new Date(h.window), unspent).catch(() => {});
+    return Promise.resolve();
+  };
+
+  const lease = async (keyId: string, limit: number, window: number) => {
+    let grant;
+    try {
+      grant = await blocks.lease(quotaCounterName(keyId), new Date(window), blockSize, limit, floor, WINDOW_TTL_SECONDS);
+    } catch (e) {
+      throw unavailable(storeName, e);
+    }
+    const old = holdings.get(keyId);
+    if (old) await handBack(keyId, old);
+    holdings.set(keyId, { window, limit, left: grant.granted, counted: grant.counted, leasedAt: clock().getTime(), belowFloor: grant.granted === 0 });
+  };
+
+  async function spend(keyId: string, limit: number, now: Date): Promise<QuotaOutcome> {
+    if (limit <= floor) return spendQuota(counters, keyId, limit, now);
+    const window = utcDayStart(now).getTime();
+    for (;;) {
+      const h = holdings.get(keyId);
+      if (h && h.window === window) {
+        if (h.belowFloor) return spendQuota(counters, keyId, limit, now);
+        if (h.left > 0 && now.getTime() - h.leasedAt < blockTtlMs) {
+          h.left--;
+          // What this instance knew was left when it leased, less what it has spent since.
+          return evaluateQuota(h.counted - h.left, limit, now);
+        }
+      }
+      // One lease per key at a time; requests arriving meanwhile wait for it and try again.
+      let pending = leasing.get(keyId);
+      if (!pending) {
+        pending = lease(keyId, limit, window).finally(() => leasing.delete(keyId));
+        leasing.set(keyId, pending);
+      }
+      await pending;
+    }
+  }
+
+  async function sweep() {
+    const now = clock().getTime();
+    const window = utcDayStart(new Date(now)).getTime();
+    const returning: Promise<void>[] = [];
+    for (const [keyId, h] of holdings) {
+      if (leasing.has(keyId)) continue;
+      if (h.window !== window || now - h.leasedAt >= blockTtlMs) {
+        holdings.delete(keyId);
+        returning.push(handBack(keyId, h));
+      }
+    }
+    await Promise.all(returning);
+  }
+
+  const timer = opts.sweepIntervalMs === 0 ? null : setInterval(() => void sweep(), opts.sweepIntervalMs ?? 1000);
+  timer?.unref();
+
+  return {
+    spend,
+    sweep,
+    async close() {
+      if (timer) clearInterval(timer);
+      await Promise.all([...leasing.values()].map((p) => p.catch(() => {})));
+      await Promise.all([...holdings].map(([keyId, h]) => handBack(keyId, h)));
+      holdings.clear();
+    },
+  };
+}

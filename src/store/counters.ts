@@ -1,0 +1,103 @@
+import type { RedisClient } from './redis.ts';
+import type { Pool } from './db.ts';
+import { StoreUnavailableError } from './errors.ts';
+
+/**
+ * Fixed-window counters shared by every gateway instance: daily key creates and request quotas.
+ * Redis when configured, else PostgreSQL. Any failure to answer is thrown as StoreUnavailableError,
+ * so callers fail closed.
+ */
+export interface CounterStore {
+  readonly kind: 'redis' | 'postgres';
+  /** Adds one and returns the new value. The window is forgotten after `ttlSeconds`. */
+  increment(name: string, windowStart: Date, ttlSeconds: number): Promise<number>;
+  /** Takes one back after a spend that did not happen (a create that failed after counting). */
+  decrement(name: string, windowStart: Date): Promise<void>;
+  /** Current values, 0 where nothing was counted. */
+  read(names: string[], windowStart: Date): Promise<number[]>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function utcDayStart(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+export function secondsUntilNextUtcDay(now: Date): number {
+  return Math.max(1, Math.ceil((utcDayStart(now).getTime() + 86_400_000 - now.getTime()) / 1000));
+}
+
+const windowKey = (prefix: string, name: string, windowStart: Date) => `${prefix}${name}:${windowStart.getTime() / 1000}`;
+
+// One round trip and atomic: the window's expiry is set by the increment that opens it.
+const INCREMENT_WINDOW = `local v = redis.call('INCR', KEYS[1])
+if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return v`;
+
+export function createRedisCounters(redis: RedisClient, prefix = 'keygate:'): CounterStore {
+  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (e) {
+      throw new StoreUnavailableError('counter store (Redis)', e);
+    }
+  };
+  return {
+    kind: 'redis',
+    increment: (name, windowStart, ttlSeconds) =>
+      guard(async () => {
+        const value = await redis.eval(INCREMENT_WINDOW, 1, windowKey(prefix, name, windowStart), ttlSeconds);
+        return Number(value);
+      }),
+    decrement: (name, windowStart) => guard(async () => void (await redis.decr(windowKey(prefix, name, windowStart)))),
+    // One GET per key, not MGET: a Cluster refuses MGET across slots, and auto-pipelining still
+    // sends the GETs for one node together.
+    read: (names, windowStart) =>
+      guard(async () => (await Promise.all(names.map((n) => redis.get(windowKey(prefix, n, windowStart))))).map((v) => Number(v ?? 0))),
+    ping: () => guard(async () => void (await redis.ping())),
+    close: async () => void redis.disconnect(),
+  };
+}
+
+/** `nowMs` paces the sweep of old windows; injected so a test can move it. */
+export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.now): CounterStore {
+  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (e) {
+      throw new StoreUnavailableError('counter store (PostgreSQL)', e);
+    }
+  };
+  let lastSweep = 0;
+  return {
+    kind: 'postgres',
+    increment: (name, windowStart, ttlSeconds) =>
+      guard(async () => {
+        const expiresAt = new Date(windowStart.getTime() + ttlSeconds * 1000);
+        const { rows } = await pool.query<{ value: string }>(
+          `INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, $2, 1, $3)
+           ON CONFLICT (name, window_start) DO UPDATE SET value = counters.value + 1 RETURNING value`,
+          [name, windowStart, expiresAt],
+        );
+        // Old windows are swept now and then rather than on every write. "Old" is judged against
+        // the window being counted, not the database's clock, so both agree on what is current.
+        if (nowMs() - lastSweep > 60_000) {
+          lastSweep = nowMs();
+          pool.query('DELETE FROM counters WHERE expires_at < $1', [windowStart]).catch(() => {});
+        }
+        return Number(rows[0]!.value);
+      }),
+    decrement: (name, windowStart) =>
+      guard(async () => void (await pool.query('UPDATE counters SET value = value - 1 WHERE name = $1 AND window_start = $2', [name, windowStart]))),
+    read: (names, windowStart) =>
+      guard(async () => {
+        if (!names.length) return [];
+        const { rows } = await pool.query<{ name: string; value: string }>(
+          'SELECT name, value FROM counters WHERE name = ANY($1) AND window_start = $2', [names, windowStart]);
+        const byName = new Map(rows.map((r) => [r.name, Number(r.value)]));
+        return names.map((n) => byName.get(n) ?? 0);
+      }),
+    ping: () => guard(async () => void (await pool.query('SELECT 1'))),
+    close: async () => {},
+  };
+}

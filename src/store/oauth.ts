@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import type { Queryable } from './db.ts';
+
+// oidc-provider's storage and the grants people see. Ids of tokens, codes and sessions are the
+// secrets themselves, so every lookup goes through their SHA-256 and the plain id is never written.
+
+export const hashId = (id: string): Buffer => createHash('sha256').update(id, 'utf8').digest();
+
+export interface StoredRow { payload: Record<string, unknown>; consumed_at: Date | null }
+
+export async function upsertStored(db: Queryable, r: { model: string; id: string; uid: string | null; grantId: string | null; payload: Record<string, unknown>; expiresAt: Date | null }): Promise<void> {
+  await db.query(
+    `INSERT INTO oauth_store (model, id_hash, uid_hash, grant_id, payload, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (model, id_hash) DO UPDATE SET uid_hash = EXCLUDED.uid_hash, grant_id = EXCLUDED.grant_id,
+       payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at`,
+    [r.model, hashId(r.id), r.uid === null ? null : hashId(r.uid), r.grantId, JSON.stringify(r.payload), r.expiresAt],
+  );
+}
+
+/** Expired rows are as good as gone; they are left for the sweep rather than deleted on read. */
+export async function findStored(db: Queryable, model: string, id: string): Promise<StoredRow | null> {
+  const { rows } = await db.query<StoredRow>(
+    `SELECT payload, consumed_at FROM oauth_store
+      WHERE model = $1 AND id_hash = $2 AND (expires_at IS NULL OR expires_at > now())`,
+    [model, hashId(id)],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findStoredByUid(db: Queryable, model: string, uid: string): Promise<(StoredRow & { id_hash: Buffer }) | null> {
+  const { rows } = await db.query<StoredRow & { id_hash: Buffer }>(
+    `SELECT id_hash, payload, consumed_at FROM oauth_store
+      WHERE model = $1 AND uid_hash = $2 AND (expires_at IS NULL OR expires_at > now())`,
+    [model, hashId(uid)],
+  );
+  return rows[0] ?? null;
+}
+
+export async function consumeStored(db: Queryable, model: string, id: string): Promise<void> {
+  await db.query('UPDATE oauth_store SET consumed_at = now() WHERE model = $1 AND id_hash = $2 AND consumed_at IS NULL', [model, hashId(id)]);
+}
+
+export async function destroyStored(db: Queryable, model: string, id: string): Promise<void> {
+  await db.query('DELETE FROM oauth_store WHERE model = $1 AND id_hash = $2', [model, hashId(id)]);
+}
+
+/** Every code and token of a grant, whatever its model. */
+export async function destroyByGrant(db: Queryable, grantId: string, model: string | null = null): Promise<void> {
+  await db.query('DELETE FROM oauth_store WHERE grant_id = $1 AND ($2::text IS NULL OR model = $2)', [grantId, model]);
+}
+
+export interface OAuthSecretsRow { cookie_key: string; jwk: Record<string, unknown> }
+
+/** The first instance to start writes its candidate; every instance then reads the one that won. */
+export async function ensureSecrets(db: Queryable, candidate: OAuthSecretsRow): Promise<OAuthSecretsRow> {
+  await db.query('INSERT INTO oauth_secrets (id, cookie_key, jwk) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING', [candidate.cookie_key, JSON.stringify(candidate.jwk)]);
+  const { rows } = await db.query<OAuthSecretsRow>('SELECT cookie_key, jwk FROM oauth_secrets WHERE id = 1');
+  return rows[0]!;
+}
+
+export interface GrantRow {
+  id: string; user_id: string; client_id: string; client_name: string; request_quota: number;
+  created_at: Date; last_used_at: Date | null; revoked_at: Date | null;
+}
+
+const GRANT_COLUMNS = 'id, user_id, client_id, client_name, request_quota, created_at, last_used_at, revoked_at';
+
+export async function insertGrant(db: Queryable, g: { id: string; userId: string; clientId: string; clientName: string; requestQuota: number }): Promise<GrantRow> {
+  const { rows } = await db.query<GrantRow>(
+    `INSERT INTO oauth_grants (id, user_id, client_id, client_name, request_quota) VALUES ($1, $2, $3, $4, $5) RETURNING ${GRANT_COLUMNS}`,
+    [g.id, g.userId, g.clientId, g.clientName, g.requestQuota],
+  );
+  return rows[0]!;
+}
+
+export async function listLiveGrants(db: Queryable, userId: string): Promise<GrantRow[]> {
+  const { rows } = await db.query<GrantRow>(
+    `SELECT ${GRANT_COLUMNS} FROM oauth_grants WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`, [userId]);
+  return rows;
+}
+
+/** Sets revoked_at once; null when the grant is unknown, already revoked, or (with userId) someone else's. */
+export async function revokeGrant(db: Queryable, id: string, userId: string | null): Promise<GrantRow | null> {
+  const { rows } = await db.query<GrantRow>(
+    `UPDATE oauth_grants SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL AND ($2::uuid IS NULL OR user_id = $2)
+     RETURNING ${GRANT_COLUMNS}`,
+    [id, userId],
+  );
+  return rows[0] ?? null;
+}
+
+export interface LiveGrantWithOwnerRow extends GrantRow {
+  owner_email: string; owner_name: string; owner_role: 'user' | 'admin'; owner_banned: boolean; owner_plan: string | null;
+}
+
+/** The grant behind a token, with its owner; a revoked grant or a deleted owner finds nothing. */
+export async function findLiveGrantWithOwner(db: Queryable, id: string): Promise<LiveGrantWithOwnerRow | null> {
+  const { rows } = await db.query<LiveGrantWithOwnerRow>(
+    `SELECT g.id, g.user_id, g.client_id, g.client_name, g.request_quota, g.created_at, g.last_used_at, g.revoked_at,
+            u.email AS owner_email, u.name AS owner_name, u.role AS owner_role, u.banned AS owner_banned, u.plan AS owner_plan
+       FROM oauth_grants g JOIN users u ON u.id = g.user_id WHERE g.id = $1 AND g.revoked_at IS NULL`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function touchGrant(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE oauth_grants SET last_used_at = now() WHERE id = $1', [id]);
+}

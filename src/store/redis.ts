@@ -1,0 +1,96 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+// The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
+// Sentinel-watched master. Every shape fails fast rather than queueing, so a request that needs a
+// counter the store cannot give answers 503 within about a second instead of hanging.
+
+export type RedisSetting =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: HostPort[] }
+  | { kind: 'sentinel'; sentinels: HostPort[]; name: string };
+
+export interface HostPort { host: string; port: number }
+
+export type RedisClient = Redis | Cluster;
+
+// No offline queue and one attempt per command: a Redis that does not answer makes the command
+// fail within a second instead of queueing requests behind it.
+const failFast: RedisOptions = {
+  enableOfflineQueue: false,
+  // Concurrent requests' counter commands share one write to the socket; with per-key GETs (a
+  // Cluster refuses MGET across slots) this keeps a list of keys near one round trip per shard.
+  enableAutoPipelining: true,
+  maxRetriesPerRequest: 1,
+  // Auto-pipelined commands wait while the previous pipeline to the same node is unanswered, so a
+  // Redis that stops answering makes a command wait up to two timeouts. A key create also spends
+  // database time around its counter call, so 2 x 500 ms leaves room for it within the 2 s of
+  // CONTRACT 17 (750 ms let a create on a loaded machine take 2.4 s, test/faults/redis.test.ts).
+  commandTimeout: 500,
+  connectTimeout: 1000,
+  retryStrategy: (times) => Math.min(times * 100, 1000),
+};
+
+// A master demoted by a failover answers writes with READONLY. Reconnecting makes the client ask
+// the sentinels (or the cluster) again where the master is now; the refused write was not applied.
+const reconnectOnReadonly = (err: Error) => err.message.startsWith('READONLY');
+
+export function createRedisClient(setting: RedisSetting): RedisClient {
+  const client = build(setting);
+  // Errors surface on the commands that hit them (and so as 503s); the event must not crash us.
+  client.on('error', () => {});
+  return client;
+}
+
+function build(setting: RedisSetting): RedisClient {
+  switch (setting.kind) {
+    case 'single':
+      return new Redis(setting.url, { ...failFast, reconnectOnError: reconnectOnReadonly });
+    case 'sentinel':
+      return new Redis({
+        ...failFast,
+        sentinels: setting.sentinels,
+        name: setting.name,
+        role: 'master',
+        // Listen for the sentinels' +switch-master and leave the old master at once, rather than
+        // waiting for it to die or refuse a write.
+        failoverDetector: true,
+        sentinelRetryStrategy: (times) => Math.min(times * 100, 1000),
+        reconnectOnError: reconnectOnReadonly,
+      });
+    case 'cluster':
+      return new Cluster(setting.nodes, {
+        enableOfflineQueue: false,
+        enableAutoPipelining: true,
+        // Follows MOVED/ASK a bounded number of times; a shard without a master then fails the
+        // command (503) instead of retrying until the cluster heals.
+        maxRedirections: 6,
+        retryDelayOnFailover: 100,
+        retryDelayOnClusterDown: 100,
+        retryDelayOnTryAgain: 100,
+        slotsRefreshTimeout: 1000,
+        clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
+        redisOptions: { ...failFast, reconnectOnError: reconnectOnReadonly },
+      });
+  }
+}
+
+/** `host:port,host:port` as the environment spells it; throws naming the bad entry. */
+export function parseHostPorts(text: string, variable: string): HostPort[] {
+  const out = text.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
+    const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(entry);
+    const port = m ? Number(m[2]) : NaN;
+    if (!m || port < 1 || port > 65535) throw new Error(`${variable}: "${entry}" is not host:port`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+  if (!out.length) throw new Error(`${variable}: no host:port given`);
+  return out;
+}
+
+/** Where the counters live, for the start log: no password from a URL. */
+export function describeRedis(setting: RedisSetting): string {
+  const list = (hs: HostPort[]) => hs.map((h) => `${h.host}:${h.port}`).join(',');
+  if (setting.kind === 'cluster') return `redis-cluster(${list(setting.nodes)})`;
+  if (setting.kind === 'sentinel') return `redis-sentinel(${setting.name}@${list(setting.sentinels)})`;
+  const u = new URL(setting.url);
+  return `redis(${u.host})`;
+}

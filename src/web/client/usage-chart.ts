@@ -1,0 +1,42 @@
+import { el } from './dom.ts';
+
+// A key's last 30 days as a small bar chart. Plain SVG rather than a chart library: thirty bars are
+// a few lines, it needs no script or style from elsewhere (the page's CSP allows neither inline
+// style nor other origins), and the text equivalent below carries the numbers for everyone, so
+// the drawing itself is hidden from assistive technology.
+
+export interface UsageDay { date: string; requests: number; refused: number }
+
+const SVG = 'http://www.w3.org/2000/svg';
+const WIDTH = 180;
+const HEIGHT = 36;
+
+function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>): SVGElementTagNameMap[K] {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  return node;
+}
+
+export function usageSummary(days: UsageDay[]): string {
+  const total = days.reduce((n, d) => n + d.requests, 0);
+  const refused = days.reduce((n, d) => n + d.refused, 0);
+  const requests = `${total.toLocaleString('en')} ${total === 1 ? 'request' : 'requests'} in the last ${days.length} days`;
+  return refused ? `${requests}, ${refused.toLocaleString('en')} refused over the daily quota` : requests;
+}
+
+export function usageChart(days: UsageDay[]): HTMLElement {
+  const max = Math.max(1, ...days.map((d) => d.requests));
+  const step = WIDTH / days.length;
+  const drawing = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: WIDTH, height: HEIGHT, 'aria-hidden': 'true', focusable: 'false', class: 'usage-bars' });
+  days.forEach((d, i) => {
+    const served = d.requests - d.refused;
+    const h = (n: number) => (n === 0 ? 0 : Math.max(1, (n / max) * HEIGHT));
+    const x = (i * step + 0.5).toFixed(2);
+    const w = Math.max(1, step - 1).toFixed(2);
+    const servedH = h(served);
+    const refusedH = h(d.refused);
+    drawing.append(svg('rect', { x, y: (HEIGHT - servedH).toFixed(2), width: w, height: servedH.toFixed(2), class: 'bar' }));
+    if (refusedH) drawing.append(svg('rect', { x, y: (HEIGHT - servedH - refusedH).toFixed(2), width: w, height: refusedH.toFixed(2), class: 'bar-refused' }));
+  });
+  return el('figure', { class: 'usage' }, drawing, el('figcaption', { class: 'usage-text' }, usageSummary(days)));
+}

@@ -1,0 +1,103 @@
+import { resolve } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { expect } from 'chai';
+import { createPool, type Pool } from '../../../src/store/db.ts';
+import { migrate } from '../../../src/store/migrate.ts';
+import { readStoredRules } from '../../../src/store/casbin.ts';
+import { createPolicyService } from '../../../src/services/policy.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { tempDir } from '../../support/tmp.ts';
+
+// The policy service alone, on a real database: what the gateway's reload relies on.
+
+const root = resolve(import.meta.dirname, '../../..');
+const MODEL = resolve(root, 'policies/model.conf');
+const VARIANT_A = resolve(root, 'policies/variant-a.csv');
+const migrations = resolve(root, 'migrations');
+const KEY = { kind: 'key', permissions: [], role: 'user' } as const;
+const DENY_PROJECTS = 'p, key, *, .*, /api/projects/**, deny, key.projects-closed';
+
+describe('policy service', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let closedPolicy: string;
+
+  beforeEach(async () => {
+    db = await createTestDatabase('kg_policysvc');
+    pool = createPool(db.url);
+    await migrate(pool, migrations);
+    closedPolicy = resolve(tempDir('kg-policysvc-'), 'closed.csv');
+    await writeFile(closedPolicy, `${await readFile(VARIANT_A, 'utf8')}\n${DENY_PROJECTS}\n`);
+  });
+  afterEach(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  const projectsOpen = (svc: ReturnType<typeof createPolicyService>) => svc.holder.current.decide(KEY, 'GET', '/api/projects').allowed;
+
+  it('when the store is empty, then bootstrap seeds it from the files and puts them in force', async () => {
+    const svc = createPolicyService({ pool, files: { model: MODEL, file: VARIANT_A } });
+    expect(await svc.bootstrap()).to.deep.equal({ seeded: true, differsFromFiles: false });
+    expect(projectsOpen(svc)).to.equal(true);
+  });
+
+  it('when a reload is asked for before bootstrap, then it runs right after the first read', async () => {
+    let reads = 0;
+    const counting = createPolicyService({ pool, files: { model: MODEL, file: VARIANT_A }, readRules: (p, m) => (reads++, readStoredRules(p, m)) });
+    await counting.reload();
+    await counting.bootstrap();
+    expect(reads).to.equal(1);
+  });
+
+  it('when two reloads overlap, then the one started last wins even if the first finishes later', async () => {
+    let holdFirst!: () => void;
+    const firstHeld = new Promise<void>((ok) => (holdFirst = ok));
+    let firstRead!: () => void;
+    const firstReadDone = new Promise<void>((ok) => (firstRead = ok));
+    let calls = 0;
+    const svc = createPolicyService({
+      pool,
+      files: { model: MODEL, file: VARIANT_A },
+      readRules: async (p, m) => {
+        const rules = await readStoredRules(p, m);
+        // The first reload read the open policy; it answers only after the second has swapped in.
+        if (++calls === 1) {
+          firstRead();
+          await firstHeld;
+        }
+        return rules;
+      },
+    });
+    await svc.bootstrap();
+    const first = svc.reload();
+    await firstReadDone;
+    await createPolicyService({ pool, files: { model: MODEL, file: closedPolicy } }).apply();
+    await svc.reload();
+    expect(projectsOpen(svc)).to.equal(false);
+    holdFirst();
+    await first;
+    expect(projectsOpen(svc)).to.equal(false);
+  });
+
+  it('when a reload fails, then the policy in force stays', async () => {
+    const svc = createPolicyService({ pool, files: { model: MODEL, file: VARIANT_A } });
+    await svc.bootstrap();
+    const before = svc.holder.current;
+    await pool.query(`INSERT INTO casbin (ptype, rule) VALUES ('p', '["key","*",".*","/api/x/**","maybe","bad"]'::jsonb)`);
+    await svc.reload();
+    expect(svc.holder.current).to.equal(before);
+  });
+
+  it('when apply is given a policy with a malformed line, then nothing is stored', async () => {
+    const svc = createPolicyService({ pool, files: { model: MODEL, file: VARIANT_A } });
+    await svc.bootstrap();
+    const broken = resolve(tempDir('kg-policysvc-'), 'broken.csv');
+    await writeFile(broken, 'p, key, *, .*, /api/x/**, maybe, bad\n');
+    const before = (await pool.query('SELECT rule FROM casbin ORDER BY id')).rows;
+    let failed = false;
+    await createPolicyService({ pool, files: { model: MODEL, file: broken } }).apply().catch(() => (failed = true));
+    expect(failed).to.equal(true);
+    expect((await pool.query('SELECT rule FROM casbin ORDER BY id')).rows).to.deep.equal(before);
+  });
+});

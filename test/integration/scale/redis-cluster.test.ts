@@ -1,0 +1,151 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { commandExists, startRedisCluster, type RedisCluster } from '../../support/engines.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { Client, signUp } from '../../support/http.ts';
+
+// CONTRACT 16: two gateways counting in a 3-master Redis Cluster keep every limit exact, whatever
+// slot a key's counter hashes to; the key list reads counters across slots; a dead shard costs
+// only its own keys (503), never a hang.
+
+const config = { plans: { free: {}, ten: { apiRateLimit: 10 }, boundary: { apiRateLimit: 1100 } }, apiKeys: { enabled: true, variant: 'A', maxKeysPerUser: 50, maxCreatesPerDay: 5 } };
+
+/** Which master holds each of the given counter keys. */
+async function nodesHolding(cluster: RedisCluster, pattern: string): Promise<Map<string, number>> {
+  const where = new Map<string, number>();
+  for (const port of cluster.ports) {
+    const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on('error', () => {});
+    try {
+      for (const k of await r.keys(pattern)) where.set(k, port);
+    } catch {
+      // A killed node holds nothing we can read.
+    } finally {
+      r.disconnect();
+    }
+  }
+  return where;
+}
+
+describe('two gateways on a 3-master Redis Cluster', function () {
+  let cluster: RedisCluster;
+  let database: TestDatabase;
+  let a: TestGateway;
+  let b: TestGateway;
+
+  before(async function () {
+    this.timeout(60_000);
+    if (!commandExists('redis-server') || !commandExists('redis-cli')) {
+      this.test!.parent!.title += ' (skipped: redis-server or redis-cli not installed)';
+      this.skip();
+    }
+    cluster = await startRedisCluster(3);
+    database = await createTestDatabase();
+    const env = { REDIS_CLUSTER_NODES: cluster.nodes };
+    a = await startTestGateway({ database, env, config });
+    b = await startTestGateway({ database, env, config });
+  });
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+    await database?.drop();
+    await cluster?.stop();
+  });
+
+  async function keysOnPlanTen(n: number) {
+    const { client, user } = await signUp(a.url);
+    await a.pool.query("UPDATE users SET plan = 'ten' WHERE id = $1", [user.id]);
+    const keys: { id: string; key: string }[] = [];
+    for (let i = 0; i < n; i++) keys.push((await client.post('/api/api-keys', { name: `k${i}` })).body);
+    return { client, keys };
+  }
+
+  it('when 1,300 requests race over both gateways for a key with 1,100 a day, leased blocks above 1,000 and single counts below it serve exactly 1,100 (CONTRACT 18)', async function () {
+    this.timeout(120_000);
+    const { client, user } = await signUp(a.url);
+    await a.pool.query("UPDATE users SET plan = 'boundary' WHERE id = $1", [user.id]);
+    const key = (await client.post('/api/api-keys', { name: 'boundary' })).body.key as string;
+    const clients = [new Client(a.url).withKey(key), new Client(b.url).withKey(key)];
+    const statuses: number[] = [];
+    let next = 0;
+    await Promise.all(Array.from({ length: 100 }, async () => {
+      while (next < 1300) {
+        const i = next++;
+        statuses.push((await clients[i % 2]!.get('/api/auth/get-session')).status);
+      }
+    }));
+    expect(statuses.filter((s) => s === 200)).to.have.length(1100);
+    expect(statuses.filter((s) => s === 429)).to.have.length(200);
+  });
+
+  it('when 15 requests per key race over both gateways for five keys on different shards, then exactly 10 per key are served, and the list shows exactly the exhausted keys as rate-limited', async function () {
+    this.timeout(60_000);
+    const first = await keysOnPlanTen(5);
+    const second = await keysOnPlanTen(3);
+    const exhausted = [...first.keys, second.keys[0]!];
+    const results = await Promise.all(exhausted.flatMap((k) => Array.from({ length: 15 }, (_, i) =>
+      new Client(i % 2 ? a.url : b.url).withKey(k.key).get('/api/auth/get-session').then((r) => ({ id: k.id, status: r.status })))));
+    for (const k of exhausted) {
+      const mine = results.filter((r) => r.id === k.id);
+      expect(mine.filter((r) => r.status === 200), `key ${k.id}`).to.have.length(10);
+      expect(mine.filter((r) => r.status === 429), `key ${k.id}`).to.have.length(5);
+    }
+    // One spent request on a key that stays active.
+    expect((await new Client(b.url).withKey(second.keys[1]!.key).get('/api/auth/get-session')).status).to.equal(200);
+
+    const where = await nodesHolding(cluster, 'keygate:quota:*');
+    expect(new Set(where.values()).size, 'the counters span several shards').to.be.at.least(2);
+
+    const listed = (await second.client.get('/api/api-keys')).body.keys as { id: string; state: string }[];
+    const state = new Map(listed.map((k) => [k.id, k.state]));
+    expect(state.get(second.keys[0]!.id)).to.equal('rate-limited');
+    expect(state.get(second.keys[1]!.id)).to.equal('active');
+    expect(state.get(second.keys[2]!.id)).to.equal('active');
+    const own = (await first.client.get('/api/api-keys')).body.keys as { state: string }[];
+    expect(own.map((k) => k.state)).to.deep.equal(Array(5).fill('rate-limited'));
+  });
+
+  it('when four users each race 12 creates over both gateways, then exactly maxCreatesPerDay (5) each are made', async function () {
+    this.timeout(60_000);
+    const users = await Promise.all(Array.from({ length: 4 }, () => signUp(a.url)));
+    const results = await Promise.all(users.flatMap(({ client }, u) => Array.from({ length: 12 }, (_, i) => {
+      const c = new Client(i % 2 ? a.url : b.url);
+      c.cookies = client.cookies;
+      return c.post('/api/api-keys', { name: `c${i}` }).then((r) => ({ u, status: r.status, code: r.body?.code }));
+    })));
+    for (let u = 0; u < users.length; u++) {
+      const mine = results.filter((r) => r.u === u);
+      expect(mine.filter((r) => r.status === 201)).to.have.length(5);
+      expect(mine.filter((r) => r.status === 429).map((r) => r.code)).to.deep.equal(Array(7).fill('API_KEY_DAILY_LIMIT'));
+    }
+  });
+
+  it('when one master dies, then keys counted on it answer 503 within 2 s and keys on the others are still served', async function () {
+    this.timeout(60_000);
+    // Two users' keys (five creates each a day): ten counters, all but surely on more than one shard.
+    const keys = [...(await keysOnPlanTen(5)).keys, ...(await keysOnPlanTen(5)).keys];
+    for (const k of keys) expect((await new Client(a.url).withKey(k.key).get('/api/auth/get-session')).status).to.equal(200);
+    const where = await nodesHolding(cluster, 'keygate:quota:*');
+    const home = new Map(keys.map((k) => [k.id, [...where].find(([name]) => name.includes(k.id))![1]]));
+    const victim = home.get(keys[0]!.id)!;
+    await cluster.kill(victim);
+    const seen = { dead: 0, live: 0 };
+    for (const k of keys) {
+      const started = Date.now();
+      const res = await new Client(a.url).withKey(k.key).get('/api/auth/get-session');
+      const took = Date.now() - started;
+      if (home.get(k.id) === victim) {
+        expect(res.status, `key on the dead shard`).to.equal(503);
+        expect(res.body.code).to.equal('SERVICE_UNAVAILABLE');
+        seen.dead++;
+      } else {
+        seen.live++;
+        expect(res.status, `key on a live shard`).to.equal(200);
+      }
+      expect(took).to.be.below(2000);
+    }
+    expect(seen.dead).to.be.at.least(1);
+    expect(seen.live).to.be.at.least(1);
+  });
+});

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import type { Browser } from 'playwright-core';
+import { describeViolations, launchBrowser, openContext, screenshot, seriousViolations, type TestPage } from '../../support/browser.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { Client } from '../../support/http.ts';
+import { createKey, keyItem, signedUpUser } from './helpers.ts';
+
+const DAY = 86_400_000;
+
+describe("web: a key's life on Settings → Developers (CONTRACT 14)", function () {
+  this.timeout(60_000);
+  let gw: TestGateway;
+  let browser: Browser;
+  let t: TestPage;
+  let session: Client;
+
+  before(async () => {
+    [gw, browser] = await Promise.all([startTestGateway(), launchBrowser()]);
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.stop();
+  });
+  beforeEach(async () => {
+    const u = await signedUpUser(gw);
+    session = u.client;
+    t = await openContext(browser, gw.url, { sessionCookie: u.cookie, clipboard: true });
+    await t.page.goto('/settings/developers');
+    await t.page.locator('#keys-message').getByText('You have no API keys yet').waitFor();
+  });
+  afterEach(async function () {
+    expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
+    await t.close();
+  });
+
+  it('offers No expiry, 7, 30, 90 days and a date; a 7-day key is marked "Expires soon"', async () => {
+    const { page } = t;
+    const expires = page.getByRole('group', { name: 'Expires' });
+    expect(await expires.getByRole('radio').evaluateAll((rs) => rs.map((r) => r.parentElement?.textContent?.trim()))).to.deep.equal(['No expiry', 'In 7 days', 'In 30 days', 'In 90 days', 'On a date']);
+    await page.getByLabel('Name', { exact: true }).fill('short-lived');
+    await expires.getByLabel('In 7 days').check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.locator('#new-key-value').waitFor({ state: 'visible' });
+    const item = keyItem(page, 'short-lived');
+    await item.locator('.badge').getByText('Expires soon').waitFor();
+    const listed = (await session.get('/api/api-keys')).body.keys[0];
+    expect(new Date(listed.expiresAt).getTime() - Date.now()).to.be.within(7 * DAY - 60_000, 7 * DAY + 60_000);
+    expect(listed.expiresSoon).to.equal(true);
+  });
+
+  it('a date is sent as the end of that day', async () => {
+    const { page } = t;
+    const day = new Date(Date.now() + 10 * DAY).toISOString().slice(0, 10);
+    await page.getByLabel('Name', { exact: true }).fill('dated');
+    await page.getByLabel('On a date').check();
+    await page.getByLabel('Date', { exact: true }).fill(day);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.locator('#new-key-value').waitFor({ state: 'visible' });
+    const listed = (await session.get('/api/api-keys')).body.keys[0];
+    expect(listed.expiresAt).to.not.equal(null);
+    expect(listed.expiresSoon).to.equal(false);
+  });
+
+  it('draws 30 days of use as bars with the text "N requests in the last 30 days"', async () => {
+    const { page } = t;
+    const key = await createKey(page, 'busy');
+    for (let i = 0; i < 3; i++) await new Client(gw.url).withKey(key).get('/api/auth/get-session');
+    await page.reload();
+    const item = keyItem(page, 'busy');
+    await item.locator('figcaption').getByText('3 requests in the last 30 days').waitFor();
+    const svg = item.locator('svg.usage-bars');
+    expect(await svg.getAttribute('aria-hidden')).to.equal('true');
+    expect(await svg.locator('rect.bar').count()).to.equal(30);
+    expect(describeViolations(await seriousViolations(page))).to.equal('');
+    await screenshot(page, 'developers-usage-chart-desktop');
+  });
+
+  it('rotates with a grace choice, reveals the new key once, and the old row says until when it works', async () => {
+    const { page } = t;
+    const oldKey = await createKey(page, 'deploy');
+    await page.getByRole('button', { name: 'I have stored it safely' }).click();
+    await keyItem(page, 'deploy').getByRole('button', { name: 'Rotate key “deploy”' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rotate “deploy”?' });
+    await dialog.waitFor();
+    expect(await dialog.getByLabel('In 1 day').isChecked()).to.equal(true);
+    expect(describeViolations(await seriousViolations(page))).to.equal('');
+    await screenshot(page, 'developers-rotate-dialog-desktop', false);
+    await dialog.getByLabel('In 1 hour').check();
+    await dialog.getByRole('button', { name: 'Rotate key' }).click();
+
+    const value = page.locator('#new-key-value');
+    await value.waitFor({ state: 'visible' });
+    const fresh = (await value.textContent()) ?? '';
+    expect(fresh).to.match(/^key_/).and.not.equal(oldKey);
+    expect((await new Client(gw.url).withKey(fresh).get('/api/auth/get-session')).status).to.equal(200);
+    expect((await new Client(gw.url).withKey(oldKey).get('/api/auth/get-session')).status).to.equal(200);
+
+    const rows = page.locator('#keys-list > li');
+    expect(await rows.count()).to.equal(2);
+    const oldRow = page.locator('#keys-list > li', { hasText: 'Replaced, works until' });
+    await oldRow.waitFor();
+    expect(await oldRow.getByRole('button', { name: /^Rotate/ }).count()).to.equal(0);
+    const until = await oldRow.locator('time').last().getAttribute('datetime');
+    expect(new Date(until!).getTime() - Date.now()).to.be.within(3600_000 - 60_000, 3600_000 + 5000);
+    expect(describeViolations(await seriousViolations(page))).to.equal('');
+  });
+});
+
+describe('web: the expiry choice under apiKeys.maxLifetimeDays: 30', function () {
+  this.timeout(60_000);
+  let gw: TestGateway;
+  let browser: Browser;
+  before(async () => {
+    [gw, browser] = await Promise.all([startTestGateway({ config: { apiKeys: { maxLifetimeDays: 30 } } }), launchBrowser()]);
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.stop();
+  });
+
+  it('offers no "No expiry" and nothing longer than 30 days', async () => {
+    const { cookie } = await signedUpUser(gw);
+    const t = await openContext(browser, gw.url, { sessionCookie: cookie });
+    try {
+      await t.page.goto('/settings/developers');
+      const labels = await t.page.getByRole('group', { name: 'Expires' }).getByRole('radio').evaluateAll((rs) => rs.map((r) => r.parentElement?.textContent?.trim()));
+      expect(labels).to.deep.equal(['In 7 days', 'In 30 days', 'On a date']);
+      expect(await t.page.getByText('Keys on this server stop working within 30 days.').count()).to.equal(1);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,83 @@
+import { resolve } from 'node:path';
+import { expect } from 'chai';
+import { cycles, importsOf, readGraph, ruleViolations, RULES, type ImportGraph } from './import-rules.ts';
+
+// STYLE.md "The house": arrows point down only. This reads the imports of src/ and names the rule
+// any of them breaks.
+
+const root = resolve(import.meta.dirname, '../../..');
+
+describe('the house holds: imports of src/', () => {
+  const graph = readGraph(root);
+
+  it('reads a graph of the whole tree (the checks below would pass vacuously on an empty one)', () => {
+    expect(graph.size).to.be.greaterThan(50);
+    expect(graph.get('src/app.ts')).to.include('src/http/policy/middleware.ts');
+    expect(graph.get('src/http/policy/middleware.ts')).to.include('koa');
+  });
+
+  it('no file breaks a layering rule', () => {
+    expect(ruleViolations(graph)).to.deep.equal([]);
+  });
+
+  it('no import cycle', () => {
+    expect(cycles(graph)).to.deep.equal([]);
+  });
+});
+
+describe('the import checker itself', () => {
+  it('finds static, re-exported, side-effect, type-only and dynamic imports', () => {
+    const src = [
+      "import type { A } from './a.ts';",
+      "import { B,\n  C } from '../b.ts';",
+      "export { D } from './d.ts';",
+      "export * from './e.ts';",
+      "import './f.ts';",
+      "const g = await import('./g.ts');",
+      "import Koa from 'koa';",
+      "const s = 'not an import from \"./h.ts\"';",
+    ].join('\n');
+    expect(importsOf(src)).to.have.members(['./a.ts', '../b.ts', './d.ts', './e.ts', './f.ts', './g.ts', 'koa']);
+  });
+
+  // Each rule fires on one import it exists to stop, and its name is in the message.
+  const breaking: [string, string][] = [
+    ['src/store/users.ts', 'src/services/errors.ts'],
+    ['src/services/quota.ts', 'koa'],
+    ['src/policy/engine.ts', 'src/store/db.ts'],
+    ['src/http/routes/admin.ts', 'src/store/audit.ts'],
+    ['src/cli/main.ts', 'src/http/problem.ts'],
+    ['src/web/routes.ts', 'src/main.ts'],
+  ];
+  RULES.forEach((rule, i) => {
+    it(`names "${rule.name}" when it is broken`, () => {
+      const [from, to] = breaking[i]!;
+      const found = ruleViolations(new Map([[from, [to]]]));
+      expect(found.some((v) => v.includes(`rule "${rule.name}"`) && v.includes(`${from} imports ${to}`)), found.join('\n')).to.equal(true);
+    });
+  });
+
+  it('allows what the house allows: http -> services -> store, anything -> policy', () => {
+    const ok: ImportGraph = new Map([
+      ['src/http/routes/admin.ts', ['src/services/audit.ts', 'src/policy/engine.ts', '@koa/router']],
+      ['src/services/audit.ts', ['src/store/audit.ts', 'src/policy/rules.ts']],
+      ['src/store/casbin.ts', ['src/policy/rules.ts', 'pg']],
+      ['src/cli/main.ts', ['src/services/policy.ts', 'src/policy/routes.ts']],
+    ]);
+    expect(ruleViolations(ok)).to.deep.equal([]);
+  });
+
+  it('names each cycle once, type-only imports included', () => {
+    const g: ImportGraph = new Map([
+      ['src/cli/main.ts', ['src/cli/accounts.ts']],
+      ['src/cli/accounts.ts', ['src/cli/main.ts']],
+      ['src/a.ts', ['src/b.ts']],
+      ['src/b.ts', ['src/c.ts']],
+      ['src/c.ts', ['src/a.ts', 'koa']],
+    ]);
+    expect(cycles(g)).to.have.members([
+      'rule "no import cycles": src/cli/accounts.ts -> src/cli/main.ts -> src/cli/accounts.ts',
+      'rule "no import cycles": src/a.ts -> src/b.ts -> src/c.ts -> src/a.ts',
+    ]);
+  });
+});
