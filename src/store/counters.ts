@@ -34,11 +34,27 @@ const INCREMENT_WINDOW = `local v = redis.call('INCR', KEYS[1])
 if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return v`;
 
-export function createRedisCounters(redis: RedisClient, prefix = 'keygate:'): CounterStore {
-  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+/**
+ * How long a counter store that just failed to answer is not asked again: commands in that window
+ * fail at once. A frozen Redis otherwise makes every command wait its own timeout, and a key create
+ * waits on Redis while holding its owner's row lock (the daily limit and the key limit are checked
+ * together), so parallel creates of one owner would each add a timeout to the next one's wait. With
+ * the window, a create that got the lock after another one timed out answers 503 at once
+ * (CONTRACT 17: every answer within 2 s; test/faults/redis.test.ts). `ping` is always sent, and any
+ * answer closes the window early.
+ */
+export const REDIS_FAIL_FAST_MS = 1_000;
+
+export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', nowMs: () => number = Date.now): CounterStore {
+  let failedUntil = 0;
+  const guard = async <T>(fn: () => Promise<T>, probe = false): Promise<T> => {
+    if (!probe && nowMs() < failedUntil) throw new StoreUnavailableError('counter store (Redis)', new Error('it failed to answer less than a second ago'));
     try {
-      return await fn();
+      const answer = await fn();
+      failedUntil = 0;
+      return answer;
     } catch (e) {
+      failedUntil = nowMs() + REDIS_FAIL_FAST_MS;
       throw new StoreUnavailableError('counter store (Redis)', e);
     }
   };
@@ -54,7 +70,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:'): Co
     // sends the GETs for one node together.
     read: (names, windowStart) =>
       guard(async () => (await Promise.all(names.map((n) => redis.get(windowKey(prefix, n, windowStart))))).map((v) => Number(v ?? 0))),
-    ping: () => guard(async () => void (await redis.ping())),
+    ping: () => guard(async () => void (await redis.ping()), true),
     close: async () => void redis.disconnect(),
   };
 }

@@ -64,6 +64,7 @@ describe('faults: PostgreSQL', function () {
       await postgres.start();
       const back = drive.now();
       await drive.untilAnswers(30, back);
+      await drive.untilServed('key', 10, back);
       // Back means the database's own routes too, not only the cached key.
       const firstSession = drive.answers.filter((a) => a.kind === 'session' && a.at >= back && a.status === 200).sort((a, b) => a.at - b.at)[0];
       expect(firstSession, `a session request after PostgreSQL returned (${summary(drive.answers.filter((a) => a.at >= back))})`).to.not.equal(undefined);

@@ -61,6 +61,7 @@ describe('faults: the counters\' Redis', function () {
       await redis.start();
       const back = drive.now();
       await drive.untilAnswers(30, back);
+      await drive.untilServed('key', 10, back);
       await drive.stop();
       expect(recoveredAfter(drive.answers, back)).to.be.at.most(RECOVERY_BOUND_MS);
       expect(drive.answers.filter((a) => a.at >= back + RECOVERY_BOUND_MS && a.status === 503), 'a 503 after recovery').to.deep.equal([]);
@@ -82,6 +83,7 @@ describe('faults: the counters\' Redis', function () {
       const during = drive.answers.filter((a) => a.at >= frozen + 100 && a.at < thawed - 1_500);
       expect(during.filter((a) => a.kind === 'key').map((a) => a.status), 'key requests while Redis is frozen').to.include(503);
       await drive.untilAnswers(30, thawed);
+      await drive.untilServed('key', 10, thawed);
       await drive.stop();
       expect(recoveredAfter(drive.answers, thawed)).to.be.at.most(RECOVERY_BOUND_MS);
       expectNoHangNoError(drive.answers, ok);

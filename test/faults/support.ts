@@ -179,6 +179,11 @@ export interface Drive {
   now(): number;
   /** Resolves once `n` answers to requests started at or after `since` are in. */
   untilAnswers(n: number, since: number, boundMs?: number): Promise<void>;
+  /**
+   * Resolves once `n` requests of `kind` started at or after `since` succeeded. After a store comes
+   * back, answers that fail fast can outnumber any fixed count before the first success.
+   */
+  untilServed(kind: string, n: number, since: number, boundMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -209,6 +214,8 @@ export function drive(requests: Request[], workers = 3): Drive {
     answers,
     now,
     untilAnswers: (n, since, boundMs = 30_000) => until(`${n} answers`, async () => answers.filter((a) => a.at >= since).length >= n, boundMs, 20).then(() => {}),
+    untilServed: (kind, n, since, boundMs = 30_000) =>
+      until(`${n} ${kind} requests served`, async () => answers.filter((a) => a.kind === kind && a.at >= since && a.status >= 200 && a.status < 300).length >= n, boundMs, 20).then(() => {}),
     async stop() {
       stopped = true;
       await Promise.all(loops);

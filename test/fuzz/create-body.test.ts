@@ -13,12 +13,13 @@ const SNEAKY = ['permissions', 'userId', 'user_id', 'owner', 'ownerId', 'request
   'prefix', 'id', 'keyHash', 'enabled', 'expiresAt', 'metadata', 'scopes', 'role', '__proto__', 'constructor', 'refillAmount'];
 
 const body = fc.record({
-  name: fc.option(fc.oneof(fc.string({ maxLength: 70 }), { weight: 2, arbitrary: fc.constant('fuzz key') }, fc.integer()), { nil: undefined }),
-  ai: fc.option(fc.oneof(fc.boolean(), fc.constant('true'), fc.constant(1)), { nil: undefined }),
-  mcp: fc.option(fc.oneof(fc.boolean(), fc.constant('true'), fc.constant(1)), { nil: undefined }),
+  name: fc.option(fc.oneof(fc.string({ maxLength: 70 }), { weight: 4, arbitrary: fc.constant('fuzz key') }, fc.integer()), { nil: undefined }),
+  ai: fc.option(fc.oneof({ weight: 4, arbitrary: fc.boolean() }, fc.constant('true'), fc.constant(1)), { nil: undefined }),
+  mcp: fc.option(fc.oneof({ weight: 4, arbitrary: fc.boolean() }, fc.constant('true'), fc.constant(1)), { nil: undefined }),
   // Most bodies carry no extra member, so that the grants of the schema itself get exercised.
   extra: fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, fc.dictionary(fc.oneof(fc.constantFrom(...SNEAKY), fc.string({ maxLength: 8 })), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 3 })),
 }, { requiredKeys: ['extra'] });
+type Body = typeof body extends fc.Arbitrary<infer T> ? T : never;
 
 describe('fuzz: the key create body', function () {
   this.timeout(120_000);
@@ -70,7 +71,17 @@ describe('fuzz: the key create body', function () {
       expect(stored.permissions, text).to.deep.equal(expected);
       expect(res.body.permissions).to.deep.equal(expected);
       outcomes.created++;
-    }), fuzzParams(60));
+    }), {
+      ...fuzzParams<[Body]>(60),
+      // Both sides of the schema on every run, whatever the seed draws: each grant it allows, and
+      // sneaky members beside a valid name.
+      examples: [
+        [{ name: 'fuzz key', extra: {} }], [{ name: 'fuzz key', ai: true, extra: {} }], [{ name: 'fuzz key', mcp: true, extra: {} }],
+        [{ name: 'fuzz key', ai: true, mcp: false, extra: {} }], [{ name: 'fuzz key', ai: false, mcp: true, extra: {} }],
+        [{ name: 'fuzz key', extra: { userId: 'someone-else' } }], [{ name: 'fuzz key', extra: { requestQuota: 1e9 } }],
+        [{ name: 'fuzz key', ai: 'true', extra: {} }], [{ name: 'fuzz key', mcp: 1, extra: {} }], [{ extra: {} }],
+      ],
+    });
     // Both sides of the schema were exercised, or the property proved little.
     expect(outcomes.created, JSON.stringify(outcomes)).to.be.at.least(5);
     expect(outcomes.refused, JSON.stringify(outcomes)).to.be.at.least(5);
