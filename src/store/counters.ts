@@ -35,42 +35,55 @@ if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return v`;
 
 /**
- * How long a counter store that just failed to answer is not asked again: commands in that window
- * fail at once. A frozen Redis otherwise makes every command wait its own timeout, and a key create
- * waits on Redis while holding its owner's row lock (the daily limit and the key limit are checked
- * together), so parallel creates of one owner would each add a timeout to the next one's wait. With
- * the window, a create that got the lock after another one timed out answers 503 at once
- * (CONTRACT 17: every answer within 2 s; test/faults/redis.test.ts). `ping` is always sent, and any
- * answer closes the window early.
+ * How long a counter whose last command failed to get an answer is not asked for again: an
+ * increment or decrement of it in that window fails at once. A key create increments its owner's
+ * daily counter while holding the owner's row lock (the daily limit and the key limit are checked
+ * together), so with a frozen Redis parallel creates of one owner would each add a command timeout
+ * to the next one's wait; with the window, a create that got the lock after another one timed out
+ * answers 503 at once (CONTRACT 17: every answer within 2 s; test/faults/redis.test.ts). Kept per
+ * counter, not per store, so a dead Cluster shard does not refuse the counters of the others.
  */
 export const REDIS_FAIL_FAST_MS = 1_000;
+const MAX_FAILING_COUNTERS = 10_000;
 
 export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', nowMs: () => number = Date.now): CounterStore {
-  let failedUntil = 0;
-  const guard = async <T>(fn: () => Promise<T>, probe = false): Promise<T> => {
-    if (!probe && nowMs() < failedUntil) throw new StoreUnavailableError('counter store (Redis)', new Error('it failed to answer less than a second ago'));
+  const failing = new Map<string, number>();
+  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
-      const answer = await fn();
-      failedUntil = 0;
-      return answer;
+      return await fn();
     } catch (e) {
-      failedUntil = nowMs() + REDIS_FAIL_FAST_MS;
+      throw new StoreUnavailableError('counter store (Redis)', e);
+    }
+  };
+  const guardCounter = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    const until = failing.get(key);
+    if (until !== undefined) {
+      if (nowMs() < until) throw new StoreUnavailableError('counter store (Redis)', new Error('this counter failed to answer less than a second ago'));
+      failing.delete(key);
+    }
+    try {
+      return await fn();
+    } catch (e) {
+      if (failing.size >= MAX_FAILING_COUNTERS) for (const [k, t] of failing) if (t <= nowMs()) failing.delete(k);
+      if (failing.size < MAX_FAILING_COUNTERS) failing.set(key, nowMs() + REDIS_FAIL_FAST_MS);
       throw new StoreUnavailableError('counter store (Redis)', e);
     }
   };
   return {
     kind: 'redis',
-    increment: (name, windowStart, ttlSeconds) =>
-      guard(async () => {
-        const value = await redis.eval(INCREMENT_WINDOW, 1, windowKey(prefix, name, windowStart), ttlSeconds);
-        return Number(value);
-      }),
-    decrement: (name, windowStart) => guard(async () => void (await redis.decr(windowKey(prefix, name, windowStart)))),
+    increment: (name, windowStart, ttlSeconds) => {
+      const key = windowKey(prefix, name, windowStart);
+      return guardCounter(key, async () => Number(await redis.eval(INCREMENT_WINDOW, 1, key, ttlSeconds)));
+    },
+    decrement: (name, windowStart) => {
+      const key = windowKey(prefix, name, windowStart);
+      return guardCounter(key, async () => void (await redis.decr(key)));
+    },
     // One GET per key, not MGET: a Cluster refuses MGET across slots, and auto-pipelining still
     // sends the GETs for one node together.
     read: (names, windowStart) =>
       guard(async () => (await Promise.all(names.map((n) => redis.get(windowKey(prefix, n, windowStart))))).map((v) => Number(v ?? 0))),
-    ping: () => guard(async () => void (await redis.ping()), true),
+    ping: () => guard(async () => void (await redis.ping())),
     close: async () => void redis.disconnect(),
   };
 }
