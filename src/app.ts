@@ -35,7 +35,7 @@ import { limitHeaderCount } from './http/proxy/headers.ts';
 import { BODY_IDLE_MS } from './http/body.ts';
 import { mcpRefusal, isMcpRefusal } from './mcp/refusal.ts';
 import { mcpSwitch } from './mcp/routes.ts';
-import type { OAuthHolder } from './oauth/routes.ts';
+import type { OAuthHolder } from './oauth/holder.ts';
 import type { GrantService } from './services/oauth-grants.ts';
 import { dropOwnBearer, oauthTokenResolver } from './http/caller/oauth.ts';
 import { oauthGrantRoutes } from './http/routes/oauth-grants.ts';

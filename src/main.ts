@@ -27,7 +27,8 @@ import { createUpstream } from './http/proxy/upstream.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { webRoutes } from './web/routes.ts';
 import { createGrantService } from './services/oauth-grants.ts';
-import { oauthRoutes, type OAuthHolder } from './oauth/routes.ts';
+import { oauthRoutes } from './oauth/routes.ts';
+import { createOAuthHolder } from './oauth/holder.ts';
 import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
 import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 
@@ -137,8 +138,9 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
   });
   const grants = createGrantService({ pool, clock, config });
-  // Filled once the listen address is known: without publicUrl it is the issuer.
-  const oauth: OAuthHolder = { current: null };
+  // Named once the listen address is known (without publicUrl it is the issuer); the library is
+  // built by the first request that needs it.
+  const oauth = createOAuthHolder();
   const closeHooks = createCloseHooks();
   closeHooks.add('last-use', () => verifier.flush());
   // After the server stopped taking requests, before the pool closes: the last tallies are kept.
@@ -169,12 +171,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.mcpServer.enabled) {
     const decided = oauthIssuer(config.publicUrl, config.host, url);
-    if ('issuer' in decided) oauth.current = await createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp` });
+    if ('issuer' in decided) oauth.serve(decided.issuer, pool, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp` }));
     else logger.warn(decided.reason);
   }
   logger.info({
     url, database: embedded ? 'embedded' : config.databaseDirectUrl ? 'DATABASE_URL (pooled) + DATABASE_DIRECT_URL' : 'DATABASE_URL',
-    counters: config.redis ? describeRedis(config.redis) : counters.kind, oauthIssuer: oauth.current?.issuer ?? null,
+    counters: config.redis ? describeRedis(config.redis) : counters.kind, oauthIssuer: oauth.issuer,
   }, 'keygate listening');
 
   let stopped: Promise<{ cutOff: number }> | null = null;

@@ -13,7 +13,7 @@ import { parseBody } from '../http/body.ts';
 import { prepareTool, type ForwardedTool } from './forward.ts';
 import { BUILT_IN_TOOLS } from './tool-names.ts';
 import { publicBase } from './refusal.ts';
-import type { OAuthHolder } from '../oauth/routes.ts';
+import type { OAuthHolder } from '../oauth/holder.ts';
 
 export interface McpDeps { config: Config; keys: KeyService; policy: PolicyHolder; upstream: Upstream | null; oauth?: OAuthHolder }
 
@@ -66,7 +66,7 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth }: McpDeps): R
 
   const metadata = (ctx: GatewayContext) => {
     // With OAuth on, the issuer names the resource its tokens are for, whatever Host was asked.
-    const issuer = oauth?.current?.issuer ?? null;
+    const issuer = oauth?.issuer ?? null;
     const base = issuer ?? publicBase(ctx, config.publicUrl);
     // Without publicUrl the answer may be built from this request's Host: publicly cached, one
     // spoofed Host would poison the answer every client of that cache gets.

@@ -10,9 +10,7 @@ import { accountHeader } from '../web/pages.ts';
 import { pageConfig } from '../web/routes.ts';
 import { consentMain } from '../web/consent.ts';
 import { OAUTH_ROUTES, type OAuthRuntime } from './provider.ts';
-
-/** Null until the gateway knows its issuer, and for good when it cannot have one (main.ts). */
-export interface OAuthHolder { current: OAuthRuntime | null }
+import type { OAuthHolder } from './holder.ts';
 
 export interface OAuthRoutesDeps { config: Config; oauth: OAuthHolder; grants: GrantService }
 
@@ -23,13 +21,15 @@ const notServed = () => new AppError('NOT_FOUND', 'This server does not offer OA
 export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const pageCfg = pageConfig(config);
-  const live = (): OAuthRuntime => {
-    if (!oauth.current) throw notServed();
-    return oauth.current;
+  const live = async (): Promise<OAuthRuntime> => {
+    const runtime = await oauth.runtime();
+    if (!runtime) throw notServed();
+    return runtime;
   };
 
   router.get('/.well-known/oauth-authorization-server', (ctx) => {
-    const { issuer } = live();
+    const { issuer } = oauth;
+    if (!issuer) throw notServed();
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.body = {
       issuer,
@@ -47,7 +47,7 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
 
   /** The interaction the library is waiting on; a stale or foreign one reads as not found. */
   const interaction = async (ctx: GatewayContext) => {
-    const { provider } = live();
+    const { provider } = await live();
     try {
       return await provider.interactionDetails(ctx.req, ctx.res);
     } catch {
@@ -56,7 +56,7 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
   };
 
   router.get('/oauth/consent/:uid', async (ctx) => {
-    const { provider } = live();
+    const { provider } = await live();
     const caller = ctx.state.caller;
     ctx.set(pageHeaders);
     if (caller.kind !== 'session') return ctx.redirect(`/sign-in?next=${encodeURIComponent(ctx.path)}`);
@@ -81,7 +81,7 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
   });
 
   router.post('/oauth/consent/:uid/allow', async (ctx) => {
-    const { provider, resource } = live();
+    const { provider, resource } = await live();
     const caller = ctx.state.caller;
     if (caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
     const details = await interaction(ctx);
@@ -102,7 +102,7 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
   });
 
   router.post('/oauth/consent/:uid/deny', async (ctx) => {
-    const { provider } = live();
+    const { provider } = await live();
     if (ctx.state.caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
     await interaction(ctx);
     const to = await provider.interactionResult(ctx.req, ctx.res, { error: 'access_denied', error_description: 'The person declined to connect this client.' }, { mergeWithLastSubmission: false });
@@ -113,7 +113,7 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
 
   // Everything else under /oauth/ is the library's: it writes its own answers.
   const library = async (ctx: GatewayContext) => {
-    const { handler } = live();
+    const { handler } = await live();
     ctx.respond = false;
     await handler(ctx.req, ctx.res);
   };

@@ -1,8 +1,20 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ChildMessage, ServerStats, ParentMessage, ServerKind, ServerOptions } from './protocol.ts';
 
 const SERVER_ENTRY = fileURLToPath(new URL('./server.ts', import.meta.url));
+
+/**
+ * The node flags `npm start` gives keygate (package.json's start script), so the bench measures
+ * keygate as it is run. Bare Koa and the plain proxy run with node's defaults.
+ */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  const m = /\bnode((?:\s+--[\w-]+(?:=\S+)?)*)\s+bin\/keygate\.js\b/.exec(pkg.scripts.start);
+  if (!m) throw new Error(`package.json's start script does not run node bin/keygate.js: ${pkg.scripts.start}`);
+  return m[1]!.trim().split(/\s+/).filter(Boolean);
+}
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
 
@@ -55,7 +67,7 @@ export async function startServer(name: string, kind: ServerKind, opts: ServerOp
   const child = fork(compiled ?? SERVER_ENTRY, [kind, JSON.stringify(opts)], {
     // CPU profiles, written when the server exits, for `--profile`: one per thread (tsx's loader,
     // when used, runs in a thread of its own), so each server gets a folder.
-    execArgv: [...(compiled ? [] : ['--import', 'tsx']), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
+    execArgv: [...(compiled ? [] : ['--import', 'tsx']), ...(kind === 'keygate' ? startFlags() : []), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const post = (m: ParentMessage) => {

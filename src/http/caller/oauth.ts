@@ -2,7 +2,7 @@ import type { Config } from '../../config.ts';
 import { AppError } from '../../services/errors.ts';
 import { hasValidChecksum, KEY_BODY_LENGTH } from '../../services/keys/format.ts';
 import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
-import type { OAuthHolder } from '../../oauth/routes.ts';
+import type { OAuthHolder } from '../../oauth/holder.ts';
 import type { Resolver } from './resolve.ts';
 
 // An OAuth access token is a credential on the MCP endpoint only (CONTRACT 15). Anywhere else this
@@ -19,12 +19,13 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
   const mcpPath = `${config.apiPrefix}/mcp`;
   const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
   return async (ctx) => {
-    const live = oauth.current;
-    if (!live || ctx.path !== mcpPath || ctx.req.headers['x-api-key'] !== undefined) return null;
+    if (!oauth.issuer || ctx.path !== mcpPath || ctx.req.headers['x-api-key'] !== undefined) return null;
     const m = BEARER.exec(ctx.get('authorization'));
     if (!m) return null;
     const value = m[1]!;
     if (keyPrefix !== null && looksLikeKey(value, keyPrefix)) return null;
+    const live = await oauth.runtime();
+    if (!live) return null;
     const found = await live.provider.AccessToken.find(value);
     const token: IssuedToken | null = found?.grantId && found.accountId
       ? { grantId: found.grantId, accountId: found.accountId, scopes: (found.scope ?? '').split(' '), audience: ([] as string[]).concat(found.aud ?? []) }
@@ -70,9 +71,9 @@ export function dropOwnBearer(oauth: OAuthHolder | null, config: Pick<Config, 'a
     const value = ctx.path === mcpPath ? '' : ctx.get('authorization');
     if (value) {
       const m = BEARER.exec(value);
-      const live = oauth?.current ?? null;
+      // A token is looked up in the store itself: the library is not built for a forwarded request.
       const ours = (keyPrefix !== null && authorizationTexts(value).some((t) => holdsKey(t, keyPrefix)))
-        || (m !== null && live !== null && ((await live.provider.AccessToken.find(m[1]!)) !== undefined || (await live.provider.RefreshToken.find(m[1]!)) !== undefined));
+        || (m !== null && oauth?.issuer != null && (await oauth.issued(m[1]!)));
       if (ours) delete ctx.req.headers.authorization;
     }
     await next();

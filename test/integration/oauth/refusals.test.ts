@@ -137,6 +137,8 @@ describe('OAuth for MCP clients: refusals', function () {
     const withToken = await person.client.get('/api/projects', bearer(tokens.access_token));
     expect(withToken.status).to.equal(200);
     expect(echo.last().headers.authorization).to.equal(undefined);
+    expect((await person.client.get('/api/projects', bearer(tokens.refresh_token))).status).to.equal(200);
+    expect(echo.last().headers.authorization, 'a refresh token stays behind too').to.equal(undefined);
     await person.client.get('/api/projects', { authorization: 'Bearer someone-elses-token' });
     expect(echo.last().headers.authorization).to.equal('Bearer someone-elses-token');
   });
