@@ -78,6 +78,15 @@ function requestOf(subject: PolicySubject, atoms: readonly string[], method: str
   return [subject.kind, attrs.filter(Boolean).join(' '), method, path];
 }
 
+// A subject's permissions array is usually one a key's record holds for every request of that key
+// (refusal.ts keeps it), so its sorted spelling is made once per array.
+const heldKeys = new WeakMap<readonly string[], string>();
+function joinedHeld(permissions: readonly string[]): string {
+  let held = heldKeys.get(permissions);
+  if (held === undefined) heldKeys.set(permissions, (held = [...permissions].sort().join(',')));
+  return held;
+}
+
 /**
  * What a memoized decision is keyed on: the subject as asked (permissions in any order), before its
  * permissions are read against the scopes, so a hit costs one string join however many scopes are
@@ -85,7 +94,7 @@ function requestOf(subject: PolicySubject, atoms: readonly string[], method: str
  * observer) builds it once.
  */
 export function decisionKey(subject: PolicySubject, method: string, path: string): string {
-  const held = subject.kind !== 'key' ? '' : subject.permissions.length > 1 ? [...subject.permissions].sort().join(',') : (subject.permissions[0] ?? '');
+  const held = subject.kind !== 'key' ? '' : subject.permissions.length > 1 ? joinedHeld(subject.permissions) : (subject.permissions[0] ?? '');
   return `${subject.kind}\n${subject.role}\n${subject.channel ?? 'http'}${subject.oauth ? '+oauth' : ''}\n${held}\n${method}\n${path}`;
 }
 

@@ -19,14 +19,23 @@ export interface Refusal {
   requiredPermission?: string;
 }
 
-export function subjectOf(caller: PolicyCaller): PolicySubject {
+// A key's permissions object lives as long as its cached record, and every request of that key
+// presents the same one: its atoms are worked out once, not per request (issue 18's profile).
+const atomsByPermissions = new WeakMap<Permissions, readonly string[]>();
+const atomsOf = (permissions: Permissions): readonly string[] => {
+  let atoms = atomsByPermissions.get(permissions);
+  if (!atoms) atomsByPermissions.set(permissions, (atoms = Object.freeze(heldAtoms(null, permissions))));
+  return atoms;
+};
+
+export function subjectOf(caller: PolicyCaller, channel: 'http' | 'mcp' = 'http'): PolicySubject {
   switch (caller.kind) {
     case 'anonymous':
-      return { kind: 'anonymous', permissions: [], role: null };
+      return { kind: 'anonymous', permissions: [], role: null, channel };
     case 'session':
-      return { kind: 'session', permissions: [], role: caller.user.role };
+      return { kind: 'session', permissions: [], role: caller.user.role, channel };
     case 'key':
-      return { kind: 'key', permissions: heldAtoms(null, caller.key.permissions), role: caller.user.role, ...(caller.grant ? { oauth: true } : {}) };
+      return { kind: 'key', permissions: atomsOf(caller.key.permissions), role: caller.user.role, channel, ...(caller.grant ? { oauth: true } : {}) };
   }
 }
 
@@ -59,7 +68,7 @@ export function unsuffixedPaths(path: string): string[] {
 }
 
 export function refusalOf(engine: PolicyEngine, caller: PolicyCaller, method: string, path: string, channel: 'http' | 'mcp' = 'http'): Refusal | null {
-  const subject = { ...subjectOf(caller), channel };
+  const subject = subjectOf(caller, channel);
   let d = engine.decide(subject, method, path);
   // Allowed as spelled, yet refused without a suffix: the refusal of the route without it wins.
   for (const bare of d.allowed ? unsuffixedPaths(path) : []) {

@@ -9,7 +9,8 @@ import { evaluateQuota, quotaCounterName, spendQuota, type QuotaOutcome } from '
 // from a block leased in one atomic call instead of a counter round trip per request. The last
 // `floor` requests are never leased, so they are counted one by one exactly as CONTRACT 7 shows
 // (2, 1, 0, 429). Every block comes back within `blockTtlMs + sweepIntervalMs` (5 s by default):
-// spent, or its unspent part handed back by the sweep.
+// spent, or its unspent part handed back by the sweep. A key's first request (and the first after a
+// quiet spell of a block's lifetime) is counted one by one; only a key that comes back leases.
 
 export interface QuotaSpender {
   spend(keyId: string, limit: number, now: Date): Promise<QuotaOutcome>;
@@ -60,6 +61,11 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
   const blockTtlMs = opts.blockTtlMs ?? 4000;
   const holdings = new Map<string, Holding>();
   const leasing = new Map<string, Promise<void>>();
+  // When each key last spent one by one for want of a block. A key leases only when it comes back
+  // within a block's lifetime: a key used once (a hundred thousand keys each asked once, a cron job
+  // a day) costs one counter call, as before, instead of a lease and a hand-back, and this
+  // instance keeps a number for it rather than a block. Forgotten by the sweep.
+  const lastSingle = new Map<string, number>();
   const storeName = `counter store (${counters.kind === 'redis' ? 'Redis' : 'PostgreSQL'})`;
 
   // A hand-back that fails leaves the block counted as spent: the key may lose those requests for
@@ -96,9 +102,18 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
           return evaluateQuota(h.counted - h.left, limit, now);
         }
       }
-      // One lease per key at a time; requests arriving meanwhile wait for it and try again.
       let pending = leasing.get(keyId);
+      if (!pending && !h) {
+        const last = lastSingle.get(keyId);
+        const at = now.getTime();
+        if (last === undefined || at - last >= blockTtlMs) {
+          lastSingle.set(keyId, at);
+          return spendQuota(counters, keyId, limit, now);
+        }
+      }
+      // One lease per key at a time; requests arriving meanwhile wait for it and try again.
       if (!pending) {
+        lastSingle.delete(keyId);
         pending = lease(keyId, limit, window).finally(() => leasing.delete(keyId));
         leasing.set(keyId, pending);
       }
@@ -110,6 +125,7 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     const now = clock().getTime();
     const window = utcDayStart(new Date(now)).getTime();
     const returning: Promise<void>[] = [];
+    for (const [keyId, at] of lastSingle) if (now - at >= blockTtlMs) lastSingle.delete(keyId);
     for (const [keyId, h] of holdings) {
       if (leasing.has(keyId)) continue;
       if (h.window !== window || now - h.leasedAt >= blockTtlMs) {
@@ -131,6 +147,7 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
       await Promise.all([...leasing.values()].map((p) => p.catch(() => {})));
       await Promise.all([...holdings].map(([keyId, h]) => handBack(keyId, h)));
       holdings.clear();
+      lastSingle.clear();
     },
   };
 }

@@ -64,15 +64,18 @@ for (const counters of ['redis', 'postgres'] as const) {
         ON CONFLICT (name, window_start) DO UPDATE SET value = $3`, [`quota:${keyId}`, day, value]);
     };
 
-    it('with plenty left, one request leases a block in the shared counter and answers the exact remainder', async () => {
+    it('with plenty left, a key\'s first request is counted one by one, and the next one leases a block and answers the exact remainder', async () => {
       const { id, key } = await keyOnPlan(gw, 'big');
       const first = await new Client(gw.url).withKey(key).get('/api/auth/get-session');
       expect(first.status).to.equal(200);
       expect(first.headers['ratelimit-remaining']).to.equal('99999');
-      expect(await stored(id)).to.equal(200);
-      // The next 199 requests on this instance are spent from the block: the counter does not move.
+      expect(await stored(id), 'a key asked once leases nothing').to.equal(1);
+      const second = await new Client(gw.url).withKey(key).get('/api/auth/get-session');
+      expect(second.headers['ratelimit-remaining']).to.equal('99998');
+      expect(await stored(id), 'the key came back: one block of 200 leased').to.equal(201);
+      // The next 198 requests on this instance are spent from the block: the counter does not move.
       for (let i = 0; i < 20; i++) await new Client(gw.url).withKey(key).get('/api/auth/get-session');
-      expect(await stored(id)).to.equal(200);
+      expect(await stored(id)).to.equal(201);
     });
 
     it('an unspent block comes back when its lifetime is over, and on shutdown', async () => {
@@ -80,16 +83,22 @@ for (const counters of ['redis', 'postgres'] as const) {
       const fourth = await startTestGateway({ counters, clock, database: gw.database, config: { plans }, quotaLease: steady });
       try {
         const { id, key } = await keyOnPlan(gw, 'big');
-        expect((await new Client(third.url).withKey(key).get('/api/auth/get-session')).status).to.equal(200);
-        expect((await new Client(fourth.url).withKey(key).get('/api/auth/get-session')).headers['ratelimit-remaining']).to.equal('99799');
-        expect(await stored(id)).to.equal(400);
+        const twice = async (at: TestGateway) => {
+          await new Client(at.url).withKey(key).get('/api/auth/get-session');
+          return new Client(at.url).withKey(key).get('/api/auth/get-session');
+        };
+        expect((await twice(third)).status).to.equal(200);
+        expect(await stored(id), 'one request counted, then one block leased').to.equal(201);
+        // fourth counts its first request (202), leases (402), and knows 199 of its block are unspent.
+        expect((await twice(fourth)).headers['ratelimit-remaining']).to.equal('99797');
+        expect(await stored(id)).to.equal(402);
         await third.quota.sweep();
-        expect(await stored(id), 'a block younger than its lifetime stays out').to.equal(400);
+        expect(await stored(id), 'a block younger than its lifetime stays out').to.equal(402);
         clock.advance(4000);
         await third.quota.sweep();
-        expect(await stored(id), 'the expired block is handed back but for the one request spent').to.equal(201);
+        expect(await stored(id), 'the expired block is handed back but for the one request spent').to.equal(203);
         await fourth.stop();
-        expect(await stored(id), 'a stopping instance hands its block back').to.equal(2);
+        expect(await stored(id), 'a stopping instance hands its block back').to.equal(4);
       } finally {
         await third.stop();
         await fourth.stop().catch(() => {});
