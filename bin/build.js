@@ -6,6 +6,7 @@ import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync, readFileSy
 import { basename, dirname, join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { pageBundleOptions } from './page-bundle.js';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const dist = join(root, 'dist');
@@ -63,22 +64,7 @@ export async function buildAll() {
     logLevel: 'warning',
   });
   const clientDir = join(root, 'src/web/client');
-  const entries = { 'sign-in': 'sign-in.ts', developers: 'developers.ts', styles: 'styles.css' };
-  const pages = await build({
-    absWorkingDir: clientDir,
-    entryPoints: entries,
-    outdir: join(dist, 'assets'),
-    entryNames: '[name]-[hash]',
-    bundle: true,
-    format: 'esm',
-    target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
-    minify: true,
-    legalComments: 'none',
-    charset: 'utf8',
-    metafile: true,
-    write: false,
-    logLevel: 'warning',
-  });
+  const pages = await build(pageBundleOptions(clientDir, join(dist, 'assets'), 'warning'));
   const manifest = {};
   for (const [output, meta] of Object.entries(pages.metafile.outputs)) {
     if (meta.entryPoint) manifest[basename(meta.entryPoint)] = basename(output);

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
+import { pageBundleOptions, pageEntries } from '../../bin/page-bundle.js';
 
 // The page's scripts and styles. `npm install` bundles them into dist/assets/ (bin/build.js) and
 // the compiled server, which lives in dist/, reads them from there, so no bundler is loaded into
@@ -29,7 +30,7 @@ const contentTypes: Record<string, string> = {
 
 const typeOf = (name: string): string => contentTypes[name.slice(name.lastIndexOf('.'))] ?? 'application/octet-stream';
 
-const entries = { 'sign-in': 'sign-in.ts', developers: 'developers.ts', styles: 'styles.css' };
+const entries = pageEntries;
 
 function urlsOf(byEntry: Map<string, string>): AssetBundle['urls'] {
   const url = (file: string) => {
@@ -51,21 +52,7 @@ async function prebuilt(): Promise<AssetBundle> {
 async function bundle(): Promise<AssetBundle> {
   // Loaded only here: the compiled server never needs the bundler.
   const { build } = await import('esbuild');
-  const result = await build({
-    absWorkingDir: clientDir,
-    entryPoints: entries,
-    outdir: 'out',
-    entryNames: '[name]-[hash]',
-    bundle: true,
-    format: 'esm',
-    target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
-    minify: true,
-    legalComments: 'none',
-    charset: 'utf8',
-    metafile: true,
-    write: false,
-    logLevel: 'silent',
-  });
+  const result = await build(pageBundleOptions(clientDir, 'out', 'silent'));
   const files = new Map<string, Asset>();
   for (const out of result.outputFiles) files.set(basename(out.path), { body: out.contents, contentType: typeOf(out.path) });
   // The metafile names outputs relative to absWorkingDir and says which entry each came from.
