@@ -69,6 +69,8 @@ export interface AppDeps {
   oauth?: { holder: OAuthHolder; grants: GrantService };
   /** Routers served by the gateway itself beyond the API: the MCP endpoint, the pages. */
   extraRouters?: Router<GatewayState>[];
+  /** Answers a refused or unknown browser navigation as a page; false leaves it a problem. */
+  pageErrors?: (ctx: Koa.Context, err: unknown) => Promise<boolean>;
 }
 
 const apiKeyPaths = (prefix: string) => [`${prefix}/api-keys`, `${prefix}/admin/api-keys`, `${prefix}/auth/api-key`];
@@ -142,6 +144,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
       // Any letter case: the policy decides /api/MCP as /api/mcp, so it is refused the same way.
       const lower = ctx.path.toLowerCase();
       if ((lower === mcpPathLower || lower.startsWith(mcpPathLower + '/')) && isMcpRefusal(err)) return mcpRefusal(ctx, err as AppError, config.publicUrl);
+      if (deps.pageErrors && (await deps.pageErrors(ctx, err))) return;
       handleError(ctx, err, (e) => logger.error({ reqId: ctx.state.requestId, err: e }, 'unexpected error'));
     }
   }

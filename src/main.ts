@@ -26,6 +26,7 @@ import { listen, type Signal } from './store/notify.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { webRoutes } from './web/routes.ts';
+import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
 import { oauthRoutes } from './oauth/routes.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
@@ -154,6 +155,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const { app, routes } = createApp({
     config, accounts, audit: createAuditService({ pool }), keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs,
     extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy })],
+    pageErrors: pageErrors(config),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.mcpServer.enabled ? { holder: oauth, grants } : undefined,
     probes: [

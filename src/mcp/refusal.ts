@@ -21,12 +21,18 @@ export const publicBase = (ctx: Context, publicUrl: string | null) =>
 export const resourceMetadataUrl = (ctx: Context, publicUrl: string | null) =>
   `${publicBase(ctx, publicUrl)}/.well-known/oauth-protected-resource`;
 
+// Worded for what was presented: an OAuth access token is not an API key, and a client that was
+// handed one should not be told to go and make a key.
 const description: Record<string, string> = {
-  UNAUTHENTICATED: 'An API key with MCP access is required (x-api-key or Authorization: Bearer).',
-  INVALID_API_KEY: 'The API key is not valid: unknown, revoked, disabled or expired, or its owner cannot sign in.',
+  UNAUTHENTICATED: 'An API key with MCP access (x-api-key or Authorization: Bearer) or an OAuth access token is required.',
   FORBIDDEN: 'This API key was not created with MCP access.',
   QUOTA_EXCEEDED: 'This API key has used its request quota for today.',
   USER_BANNED: 'The owner of this API key cannot sign in.',
+};
+const forGrant: Record<string, string> = {
+  FORBIDDEN: 'This access token does not carry the mcp scope.',
+  QUOTA_EXCEEDED: 'This access token has used its request quota for today.',
+  USER_BANNED: 'The person who authorized this access token cannot sign in.',
 };
 
 export function mcpRefusal(ctx: Context, err: AppError, publicUrl: string | null): void {
@@ -34,7 +40,9 @@ export function mcpRefusal(ctx: Context, err: AppError, publicUrl: string | null
   // A signed-in browser session is refused too; telling it about key permissions would mislead.
   const text = err.code === 'FORBIDDEN' && caller?.kind === 'session'
     ? 'The MCP server takes an API key with MCP access, not a session; create one in Settings → Developers.'
-    : description[err.code] ?? err.detail;
+    : caller?.kind === 'key' && caller.grant ? forGrant[err.code] ?? err.detail
+    // An invalid credential's detail already says which kind it was (key or access token).
+    : err.code === 'INVALID_API_KEY' ? err.detail : description[err.code] ?? err.detail;
   ctx.status = 401;
   ctx.set('WWW-Authenticate', `Bearer error="invalid_token", scope="mcp", resource_metadata=${quoted(resourceMetadataUrl(ctx, publicUrl))}`);
   // Named after this request's Host: a shared cache must not hand it to someone who sent another.

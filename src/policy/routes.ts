@@ -54,6 +54,7 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   route('GET', '/healthz'),
   route('GET', '/readyz'),
   route('GET', '/metrics'),
+  route('GET', '/'),
   route('GET', '/sign-in'),
   route('GET', '/settings/developers'),
   route('GET', '/assets/*'),

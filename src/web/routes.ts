@@ -57,6 +57,9 @@ export function webRoutes({ config, policy }: WebDeps): Router<GatewayState> {
 
   // The caller is already resolved by the pipeline, so the server can send a visitor to the right
   // page at once; the script still handles a session that ends while the page is open.
+  // The address a newcomer opens first: it leads to the page that fits who they are.
+  router.get('/', (ctx) => redirect(ctx, ctx.state.caller.kind === 'session' ? '/settings/developers' : '/sign-in'));
+
   router.get('/sign-in', async (ctx) => {
     if (ctx.state.caller.kind === 'session') {
       const next = typeof ctx.query.next === 'string' ? ctx.query.next : '';

@@ -90,7 +90,9 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
       throw new AppError('METHOD_NOT_ALLOWED', `${ctx.method} is not supported on this route.`, {}, { allowedMethods });
     }
     const underPrefix = ctx.path.startsWith(apiPrefix + '/') || ctx.path === apiPrefix;
-    if (!upstream || !underPrefix || servedHere(ctx.path)) throw new AppError('NOT_FOUND', 'No such route.');
+    if (!underPrefix || servedHere(ctx.path)) throw new AppError('NOT_FOUND', 'No such route.');
+    // Said plainly, so an operator trying a route of their API learns why nothing answers it.
+    if (!upstream) throw new AppError('NOT_FOUND', 'No such route here, and forwarding is not configured (upstream.url is not set).');
     // The same 1 MiB limit as bodies read here: refused up front when declared, cut off when not.
     if (Number(ctx.get('content-length') || 0) > MAX_BODY_BYTES) throw tooLarge();
     // Held until the answer has been sent or the client is gone, whichever comes first.

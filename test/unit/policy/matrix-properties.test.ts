@@ -16,7 +16,7 @@ const anyKey = fc.record({
 });
 const anonymous: PolicySubject = { kind: 'anonymous', permissions: [], role: null };
 
-const PUBLIC = /^\/(healthz|readyz|metrics|sign-in|settings\/developers|v1\/content(\/.*)?|\.well-known(\/.*)?|assets(\/.*)?)$/;
+const PUBLIC = /^\/(|healthz|readyz|metrics|sign-in|settings\/developers|v1\/content(\/.*)?|\.well-known(\/.*)?|assets(\/.*)?)$/;
 
 describe('the access matrix, for any canonical request', () => {
   const engines: Record<'A' | 'B', PolicyEngine | null> = { A: null, B: null };

@@ -1,0 +1,84 @@
+import { expect } from 'chai';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { Client, signUp } from '../../support/http.ts';
+
+// What a newcomer meets first: the address in a browser, a mistyped page, an API route with no
+// upstream configured. Each answered raw JSON before.
+
+const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+
+describe('a newcomer with a browser', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway();
+  });
+  after(async () => gw?.stop());
+
+  describe('when they open the root address', () => {
+    it('then an anonymous visitor is sent to the sign-in page', async () => {
+      const res = await new Client(gw.url).get('/', browser);
+      expect(res.status).to.equal(302);
+      expect(res.headers.location).to.equal('/sign-in');
+      expect(res.headers['cache-control']).to.equal('no-store');
+    });
+    it('then a signed-in person is sent to Settings → Developers', async () => {
+      const { client } = await signUp(gw.url);
+      const res = await client.get('/', browser);
+      expect(res.status).to.equal(302);
+      expect(res.headers.location).to.equal('/settings/developers');
+    });
+  });
+
+  describe('when they open a page that does not exist', () => {
+    it('then an anonymous visitor is sent to sign in', async () => {
+      const res = await new Client(gw.url).get('/no/such/page', browser);
+      expect(res.status).to.equal(302);
+      expect(res.headers.location).to.equal('/sign-in');
+    });
+    it('then a signed-in person sees an HTML page saying so, with the page headers', async () => {
+      const { client } = await signUp(gw.url);
+      const res = await client.get('/no/such/page', browser);
+      expect(res.status).to.be.oneOf([403, 404]);
+      expect(res.headers['content-type']).to.match(/^text\/html/);
+      expect(res.text).to.match(/<h1>(Page not found|Not for you)<\/h1>/);
+      expect(res.headers['content-security-policy']).to.contain("default-src 'none'");
+    });
+  });
+
+  describe('when a client that is not a browser asks', () => {
+    it('then the answer stays a problem document (curl sends */*)', async () => {
+      const res = await new Client(gw.url).get('/no/such/page', { accept: '*/*' });
+      expect(res.status).to.equal(401);
+      expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
+    });
+    it('then API paths stay problems even for a browser', async () => {
+      const { client } = await signUp(gw.url);
+      const res = await client.get('/api/no-such-thing', browser);
+      expect(res.headers['content-type']).to.match(/^application\/problem\+json/);
+    });
+  });
+
+  describe('when no upstream is configured and a route of the API is asked for', () => {
+    it('then the problem says forwarding is not configured', async () => {
+      const { client } = await signUp(gw.url);
+      const res = await client.get('/api/projects');
+      expect(res.status).to.equal(404);
+      expect(res.body.detail).to.contain('forwarding is not configured');
+    });
+  });
+});
+
+describe('an MCP client whose access token is not valid', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ config: { publicUrl: 'http://127.0.0.1:1' } });
+  });
+  after(async () => gw?.stop());
+
+  it('then the 401 speaks of an access token, not of an API key', async () => {
+    const res = await new Client(gw.url).post('/api/mcp', { jsonrpc: '2.0', id: 1, method: 'ping' }, { authorization: 'Bearer not-a-token-of-ours', accept: 'application/json, text/event-stream' });
+    expect(res.status).to.equal(401);
+    expect(res.body.error_description).to.match(/access token/i);
+    expect(res.body.error_description).to.not.match(/API key/);
+  });
+});
