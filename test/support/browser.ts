@@ -2,7 +2,10 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import type { AxeResults, Result as AxeViolation } from 'axe-core';
+import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startTestGateway, type TestGateway, type TestGatewayOptions } from './gateway.ts';
+import { signUp, type Client } from './http.ts';
 
 // The page tests drive Debian's Chromium through playwright-core: no browser download, the same
 // binary in CI (.ci/run installs it) and here. A missing binary fails the run loudly; a skipped
@@ -79,4 +82,45 @@ export async function screenshot(page: Page, name: string, fullPage = true): Pro
   const path = resolve(artifacts, `${name}.png`);
   await page.screenshot({ path, fullPage });
   return path;
+}
+
+export interface SignedUp { client: Client; user: { id: string; email: string }; password: string; cookie: string }
+
+/** Signs a user up and answers their client with the session cookie a browser context takes. */
+export async function signedUpUser(gw: TestGateway): Promise<SignedUp> {
+  const u = await signUp(gw.url, { name: 'Ada Lovelace' });
+  const cookie = u.client.cookies.get('keygate_session');
+  if (!cookie) throw new Error('sign-up set no session cookie');
+  return { ...u, cookie };
+}
+
+export interface PageSuite { gw: TestGateway; browser: Browser; t: TestPage; /** A new user; the context holds their session cookie only with `signedIn`. */ person: SignedUp }
+
+/**
+ * The hooks every page suite needs: one gateway and one Chromium for the file, a fresh browser
+ * context per test (a new user each time, signed in when asked), and after each test no script error and
+ * no CSP refusal. `use` is handed the current parts before each test.
+ */
+export function pageSuite(opts: { signedIn?: boolean; clipboard?: boolean; gateway?: TestGatewayOptions }, use: (s: PageSuite) => void): void {
+  let gw: TestGateway | undefined;
+  let browser: Browser | undefined;
+  let t: TestPage | undefined;
+  before(async () => {
+    [gw, browser] = await Promise.all([startTestGateway(opts.gateway), launchBrowser()]);
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.stop();
+  });
+  beforeEach(async () => {
+    if (!gw || !browser) throw new Error('the page suite did not start');
+    const person = await signedUpUser(gw);
+    t = await openContext(browser, gw.url, { sessionCookie: opts.signedIn ? person.cookie : undefined, clipboard: opts.clipboard });
+    use({ gw, browser, t, person });
+  });
+  afterEach(async () => {
+    if (!t) return;
+    expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
+    await t.close();
+  });
 }

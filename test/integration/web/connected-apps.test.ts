@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { describeViolations, launchBrowser, openContext, screenshot, seriousViolations, type TestPage } from '../../support/browser.ts';
+import { describeViolations, launchBrowser, openContext, pageSuite, screenshot, seriousViolations, type SignedUp, type TestPage } from '../../support/browser.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client } from '../../support/http.ts';
 import { initializeMessage, rpc } from '../mcp/support.ts';
@@ -21,25 +21,13 @@ async function expectNoSeriousViolations(page: Page): Promise<void> {
 describe('web: Connected apps on Settings → Developers', function () {
   this.timeout(60_000);
   let gw: TestGateway;
-  let browser: Browser;
   let t: TestPage;
-  let person: Awaited<ReturnType<typeof signedUpUser>>;
+  let person: SignedUp;
 
-  before(async () => {
-    [gw, browser] = await Promise.all([startTestGateway(), launchBrowser()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await gw?.stop();
-  });
-  beforeEach(async () => {
-    person = await signedUpUser(gw);
-    t = await openContext(browser, gw.url, { sessionCookie: person.cookie });
-  });
-  afterEach(async () => {
-    // No CSP refusal and no script error, whatever the test did (a hostile client name included).
-    expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
-    await t.close();
+  pageSuite({ signedIn: true }, (s) => {
+    gw = s.gw;
+    t = s.t;
+    person = s.person;
   });
 
   const open = async () => {

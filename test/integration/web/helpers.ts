@@ -1,16 +1,9 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import type { TestGateway } from '../../support/gateway.ts';
-import { signUp } from '../../support/http.ts';
 
 // Steps a user takes on Settings → Developers, written once so the tests read as behaviour.
 
-export async function signedUpUser(gw: TestGateway) {
-  const u = await signUp(gw.url, { name: 'Ada Lovelace' });
-  const cookie = u.client.cookies.get('keygate_session');
-  if (!cookie) throw new Error('sign-up set no session cookie');
-  return { ...u, cookie };
-}
+export { signedUpUser } from '../../support/browser.ts';
 
 /** Fills the create form and submits it; answers nothing, the caller looks at the outcome. */
 export async function submitCreate(page: Page, name: string, access: { ai?: boolean; mcp?: boolean } = {}): Promise<void> {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
-import { describeViolations, launchBrowser, openContext, screenshot, seriousViolations, type TestPage } from '../../support/browser.ts';
+import { describeViolations, launchBrowser, openContext, pageSuite, screenshot, seriousViolations, type TestPage } from '../../support/browser.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client } from '../../support/http.ts';
 import { createKey, keyItem, signedUpUser } from './helpers.ts';
@@ -10,27 +10,17 @@ const DAY = 86_400_000;
 describe("web: a key's life on Settings → Developers (CONTRACT 14)", function () {
   this.timeout(60_000);
   let gw: TestGateway;
-  let browser: Browser;
   let t: TestPage;
   let session: Client;
 
-  before(async () => {
-    [gw, browser] = await Promise.all([startTestGateway(), launchBrowser()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await gw?.stop();
+  pageSuite({ signedIn: true, clipboard: true }, (s) => {
+    gw = s.gw;
+    t = s.t;
+    session = s.person.client;
   });
   beforeEach(async () => {
-    const u = await signedUpUser(gw);
-    session = u.client;
-    t = await openContext(browser, gw.url, { sessionCookie: u.cookie, clipboard: true });
     await t.page.goto('/settings/developers');
     await t.page.locator('#keys-message').getByText('You have no API keys yet').waitFor();
-  });
-  afterEach(async function () {
-    expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
-    await t.close();
   });
 
   it('offers No expiry, 7, 30, 90 days and a date; a 7-day key is marked "Expires soon"', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import { describeViolations, launchBrowser, openContext, screenshot, seriousViolations, type TestPage } from '../../support/browser.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { Page } from 'playwright-core';
+import { describeViolations, pageSuite, screenshot, seriousViolations, type TestPage } from '../../support/browser.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 
 let n = 0;
@@ -25,22 +25,11 @@ async function fillSignIn(page: Page, email: string, password: string) {
 describe('web: sign in and sign up', function () {
   this.timeout(60_000);
   let gw: TestGateway;
-  let browser: Browser;
   let t: TestPage;
 
-  before(async () => {
-    [gw, browser] = await Promise.all([startTestGateway(), launchBrowser()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await gw?.stop();
-  });
-  beforeEach(async () => {
-    t = await openContext(browser, gw.url);
-  });
-  afterEach(async () => {
-    expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
-    await t.close();
+  pageSuite({}, (s) => {
+    gw = s.gw;
+    t = s.t;
   });
 
   describe('when an anonymous visitor opens Settings → Developers', () => {
