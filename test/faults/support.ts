@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { freePort } from '../support/redis-server.ts';
-import { until } from '../support/engines.ts';
+import { killChild, until } from '../support/engines.ts';
 import { tempDir } from '../support/tmp.ts';
 
 // Engines a fault test owns, so it can break them: a Redis it may kill or freeze, a PostgreSQL it
@@ -66,12 +66,7 @@ export class FaultRedis {
   async kill(): Promise<void> {
     const child = this.child;
     this.child = null;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((ok) => {
-      child.once('exit', () => ok());
-      child.kill('SIGCONT');
-      child.kill('SIGKILL');
-    });
+    await killChild(child);
   }
 }
 

@@ -27,12 +27,18 @@ class Proc {
   async kill(): Promise<void> {
     const child = this.child;
     this.child = null;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((ok) => {
-      child.once('exit', () => ok());
-      child.kill('SIGKILL');
-    });
+    await killChild(child);
   }
+}
+
+/** SIGKILLs a child and waits for it to be gone; a stopped (SIGSTOP) child is woken first so it can die. */
+export async function killChild(child: ChildProcess | null): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((ok) => {
+    child.once('exit', () => ok());
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+  });
 }
 
 async function redisAnswers(port: number, check: (r: Redis) => Promise<boolean> = async (r) => (await r.ping()) === 'PONG'): Promise<boolean> {

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { packageRoot } from '../../../src/config.ts';
 import { createTestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
+import { startServe } from '../../support/serve-child.ts';
 
 // issue 18: the serving process runs the build made at install, without tsx's compiler loaded.
 
@@ -16,20 +16,9 @@ describe('npm start runs the compiled build', function () {
     const db = await createTestDatabase();
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
     delete env.REDIS_URL;
-    const child = spawn(process.execPath, [resolve(packageRoot, 'bin/keygate.js'), 'serve'], { cwd: tempDir('kg-compiled-'), env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
+    const server = startServe({ cwd: tempDir('kg-compiled-'), env });
     try {
-      const url = await new Promise<string>((ok, fail) => {
-        let seen = '';
-        const onData = (d: Buffer) => {
-          seen += d.toString();
-          const m = /listening on (http:\/\/\S+)\n/.exec(seen);
-          if (m) ok(m[1]!);
-        };
-        child.stdout!.on('data', onData);
-        child.stderr!.on('data', onData);
-        child.once('exit', (code) => fail(new Error(`exited with ${code}: ${seen}`)));
-      });
+      const url = await server.url;
       expect((await fetch(`${url}/healthz`)).status).to.equal(200);
       expect(existsSync(resolve(packageRoot, 'dist/cli.js'))).to.equal(true);
       // The page bundle comes from dist/assets/, built at install, not from esbuild in the server.
@@ -38,8 +27,7 @@ describe('npm start runs the compiled build', function () {
       expect(script).to.be.a('string');
       expect(existsSync(resolve(packageRoot, 'dist', script!.slice(1)))).to.equal(true);
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await server.stop();
       await db.drop();
     }
   });

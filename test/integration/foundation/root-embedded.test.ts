@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { packageRoot } from '../../../src/config.ts';
 import { tempDir } from '../../support/tmp.ts';
+import { startServe, type ServeChild } from '../../support/serve-child.ts';
 
 // The way a newcomer fails: root, a checkout in a directory nobody else may enter, DATABASE_URL
 // unset. PostgreSQL then runs as user "postgres", who can reach neither node_modules nor the data.
@@ -30,33 +31,14 @@ function privateClone(): string {
   return dir;
 }
 
-interface Started { child: ChildProcess; output: () => string; url: Promise<string>; exited: Promise<number | null> }
+const start = (cwd: string) => startServe({ cwd, env: { ...withoutStores(process.env), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, entry: 'bin/keygate.js' });
+const stop = (s: ServeChild) => s.stop();
 
-function start(cwd: string): Started {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
-  delete env.DATABASE_URL;
-  delete env.REDIS_URL;
-  const child = spawn(process.execPath, ['bin/keygate.js', 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let seen = '';
-  const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
-  const url = new Promise<string>((ok, fail) => {
-    const onData = (d: Buffer) => {
-      seen += d.toString();
-      const m = /listening on (http:\/\/\S+)\n/.exec(seen);
-      if (m) ok(m[1]!);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    void exited.then((code) => fail(new Error(`exited with ${code} before listening; output:\n${seen}`)));
-  });
-  // A start expected to fail is never asked for its URL; its rejection must not go unhandled.
-  url.catch(() => undefined);
-  return { child, output: () => seen, url, exited };
-}
-
-async function stop(s: Started): Promise<number | null> {
-  s.child.kill('SIGTERM');
-  return s.exited;
+function withoutStores(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  delete copy.DATABASE_URL;
+  delete copy.REDIS_URL;
+  return copy;
 }
 
 const account = { email: 'root-newcomer@example.com', password: 'correct horse battery', name: 'Root' };

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
+import { failedStart } from '../../support/serve-child.ts';
 import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { createPolicyService } from '../../../src/services/policy.ts';
-import { packageRoot } from '../../../src/config.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -195,12 +194,7 @@ describe('scopes declared as data: an invalid scopes file stops the start', func
       const dir = tempDir('kg-bad-scopes-');
       writeFileSync(join(dir, 'scopes.yaml'), 'scopes:\n  reports:\n    label: Reports\n    actions: [Read]\n');
       writeFileSync(join(dir, 'keygate.yaml'), 'policy:\n  scopes: scopes.yaml\n');
-      const child = spawn(process.execPath, [resolve(packageRoot, 'bin/keygate.js'), 'serve'], {
-        cwd: dir, env: { ...process.env, DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      const code = await new Promise<number | null>((ok) => child.once('exit', ok));
+      const { code, stderr } = await failedStart({ cwd: dir, env: { ...process.env, DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'warn' } });
       expect(code).to.equal(1);
       expect(stderr.trim().split('\n')).to.have.length(1);
       expect(stderr).to.match(/scopes\.yaml:4: scopes\.reports\.actions\.0: lower-case/);
