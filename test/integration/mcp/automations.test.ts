@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { defaultMcpTools } from '../../../src/config.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
-import { connectMcp, createKey, startEcho, textOf, type Echo } from './support.ts';
+import { connectMcp, createKey, mcpSuite, textOf, type Echo } from './support.ts';
 
 // Spec 5.2: "A key with the ai permission may create, edit, delete and run automations. An MCP
 // client may do the same." CONTRACT 8: also when its key lacks `ai`. Only automations open up:
@@ -17,25 +17,8 @@ describe('MCP server: automations through a key without the ai permission', () =
   let keyId: string;
   let mcp: McpClient;
 
-  before(async () => {
-    echo = await startEcho();
-    gw = await startTestGateway({
-      config: {
-        upstream: { url: echo.url },
-        ai: { enabled: true },
-        mcpServer: { tools: [...defaultMcpTools('/api'), { name: 'ai_chat', method: 'POST', path: '/api/ai/chat' }] },
-      },
-      counters: 'postgres',
-    });
-    const user = await signUp(gw.url);
-    owner = user.user;
-    ({ key, id: keyId } = await createKey(user.client, { mcp: true }));
-    mcp = await connectMcp(gw.url, { 'x-api-key': key });
-  });
-  after(async () => {
-    await mcp?.close();
-    await gw?.stop();
-    await echo?.close();
+  mcpSuite({ ai: { enabled: true }, mcpServer: { tools: [...defaultMcpTools('/api'), { name: 'ai_chat', method: 'POST', path: '/api/ai/chat' }] } }, (s) => {
+    ({ echo, gw, owner, key, keyId, mcp } = s);
   });
 
   const calls: [string, Record<string, unknown>, { method: string; path: string; query?: Record<string, string>; body?: unknown }][] = [

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { defaultMcpTools } from '../../../src/config.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import type { TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
-import { connectMcp, createKey, rpc, startEcho, textOf, type Echo } from './support.ts';
+import { connectMcp, createKey, mcpSuite, rpc, textOf, type Echo } from './support.ts';
 
 const projectTools = [
   {
@@ -25,20 +25,8 @@ describe('MCP server: a key with MCP access', () => {
   let keyId: string;
   let mcp: McpClient;
 
-  before(async () => {
-    echo = await startEcho();
-    gw = await startTestGateway({
-      config: { upstream: { url: echo.url }, ai: { enabled: true }, mcpServer: { tools: [...defaultMcpTools('/api'), ...projectTools] } },
-      counters: 'postgres',
-    });
-    ({ client: session, user: owner } = await signUp(gw.url, { name: 'Ada Owner' }));
-    ({ key, id: keyId } = await createKey(session));
-    mcp = await connectMcp(gw.url, { 'x-api-key': key });
-  });
-  after(async () => {
-    await mcp?.close();
-    await gw?.stop();
-    await echo?.close();
+  mcpSuite({ ai: { enabled: true }, mcpServer: { tools: [...defaultMcpTools('/api'), ...projectTools] } }, (s) => {
+    ({ echo, gw, session, owner, key, keyId, mcp } = s);
   });
 
   describe('when the SDK client connects with the key in x-api-key', () => {

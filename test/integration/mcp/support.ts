@@ -1,7 +1,8 @@
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Client } from '../../support/http.ts';
+import { Client, signUp } from '../../support/http.ts';
+import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 
 import { startEcho, TRACE, type Echo, type Seen } from '../../support/echo.ts';
 
@@ -37,3 +38,29 @@ export const initializeMessage = {
   jsonrpc: '2.0', id: 1, method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
 };
+
+export interface McpSuite { echo: Echo; gw: TestGateway; session: Client; owner: { id: string; email: string }; key: string; keyId: string; mcp: McpClient }
+
+/**
+ * One echo upstream and one gateway for the file (counters in PostgreSQL), a signed-up owner, a key
+ * with MCP access and the SDK client connected with it; `use` is handed them once they are up.
+ */
+export function mcpSuite(config: Record<string, unknown>, use: (s: McpSuite) => void, opts: { name?: string } = {}): void {
+  let parts: Partial<McpSuite> = {};
+  before(async () => {
+    const echo = await startEcho();
+    parts.echo = echo;
+    const gw = await startTestGateway({ config: { ...config, upstream: { url: echo.url } }, counters: 'postgres' });
+    parts.gw = gw;
+    const { client: session, user: owner } = await signUp(gw.url, { name: opts.name ?? 'Ada Owner' });
+    const { key, id: keyId } = await createKey(session);
+    const mcp = await connectMcp(gw.url, { 'x-api-key': key });
+    parts = { ...parts, session, owner, key, keyId, mcp };
+    use({ echo, gw, session, owner, key, keyId, mcp });
+  });
+  after(async () => {
+    await parts.mcp?.close();
+    await parts.gw?.stop();
+    await parts.echo?.close();
+  });
+}
