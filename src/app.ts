@@ -13,6 +13,7 @@ import { AppError } from './services/errors.ts';
 import { handleError } from './http/problem.ts';
 import { canonicalPath } from './http/canonical-path.ts';
 import { requireValidHost } from './http/host.ts';
+import { noStoreForIdentity } from './http/cache-control.ts';
 import { apiKeyResolver, resolveCaller, sessionResolver, type KeyAuthenticator } from './http/caller/resolve.ts';
 import { spendKeyQuota } from './http/quota.ts';
 import { enforcePolicy } from './http/policy/middleware.ts';
@@ -172,6 +173,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.use(problems);
   app.use(limitHeaderCount);
   app.use(canonicalPath);
+  app.use(noStoreForIdentity(prefix));
   app.use(requireValidHost);
   app.use(apiKeysSwitch);
   app.use(mcpSwitch(config));
