@@ -41,8 +41,10 @@ export interface GatewayOptions {
   embeddedDataDir?: string;
   /** How often the instance records its loaded policy and adds its shadow counts (default 5 s). */
   heartbeatMs?: number;
-  /** How long a forwarded body may send nothing before 408 (default 10 s); tests shorten it. */
+  /** How long a body may send nothing before 408 (default 10 s); tests shorten it. */
   bodyIdleMs?: number;
+  /** How long a request's headers may take to arrive whole (default 10 s); tests shorten it. */
+  headersTimeoutMs?: number;
   /** How often the signal channel is checked, and how long the check may take (tests shorten them). */
   signalCheck?: { intervalMs: number; timeoutMs: number };
   /** How usage tallies are flushed (default every 5 s); a test hands in its own ticker. */
@@ -71,6 +73,9 @@ export interface Gateway {
   quota: QuotaSpender;
   close(): Promise<void>;
 }
+
+/** CONTRACT 22: a request's headers must be whole within 10 s. */
+export const HEADERS_TIMEOUT_MS = 10_000;
 
 /** The composition root: config -> pool -> stores -> services -> app -> listen. */
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
@@ -164,7 +169,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     ],
   });
 
-  const server = createServer(tracker.listener(app.callback()));
+  // CONTRACT 22: headers whole within 10 s (Node's own default is a minute, checked every 30 s, so a
+  // slow-headers client held its socket about 66 s); past server.maxConnections Node closes a new
+  // connection at once, so a flood of idle sockets cannot take every file descriptor.
+  const headersTimeout = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const server = createServer({ headersTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) }, tracker.listener(app.callback()));
+  server.maxConnections = config.server.maxConnections;
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.port, config.host, () => ok()));
   const { port } = server.address() as AddressInfo;
