@@ -10,6 +10,7 @@ import { createPool, type Pool } from './store/db.ts';
 import { openDatabase } from './services/database.ts';
 import { createAccountService } from './services/accounts.ts';
 import { createAuditService } from './services/audit.ts';
+import { createSignInThrottle } from './services/sign-in-throttle.ts';
 import { createKeyService } from './services/keys/service.ts';
 import { createKeyVerifier } from './services/keys/verifier.ts';
 import { createPostgresCounters, createRedisCounters, type CounterStore } from './store/counters.ts';
@@ -133,7 +134,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   await policyService.bootstrap();
   const policy = policyService.holder;
   heartbeat.start();
-  const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser });
+  const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser, signInThrottle: createSignInThrottle({ counters, clock }) });
   const keys = createKeyService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey, scopes: () => policy.current.scopes });
   const rotation = createRotationService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey });
   const usageWrites = new Counter({ name: 'keygate_usage_writes_total', help: 'Batched writes of per-key usage tallies to PostgreSQL', registers: [registry] });
