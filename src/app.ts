@@ -13,6 +13,8 @@ import { AppError } from './services/errors.ts';
 import { handleError } from './http/problem.ts';
 import { canonicalPath } from './http/canonical-path.ts';
 import { requireValidHost } from './http/host.ts';
+import { noStoreForIdentity } from './http/cache-control.ts';
+import { bodyDeadline, bodyTimedOut, clientGone } from './http/body-deadline.ts';
 import { apiKeyResolver, resolveCaller, sessionResolver, type KeyAuthenticator } from './http/caller/resolve.ts';
 import { spendKeyQuota } from './http/quota.ts';
 import { enforcePolicy } from './http/policy/middleware.ts';
@@ -63,7 +65,7 @@ export interface AppDeps {
   /** Extra members of /readyz's body (the policy version in force). */
   readiness?: () => Record<string, unknown>;
   registry: Registry;
-  /** How long a forwarded body may send nothing (CONTRACT 17: 10 s); tests shorten it. */
+  /** How long a body may send nothing, forwarded or not (CONTRACT 17, 22: 10 s); tests shorten it. */
   bodyIdleMs?: number;
   /** OAuth for MCP clients (CONTRACT 15); the holder stays empty while there is no issuer. */
   oauth?: { holder: OAuthHolder; grants: GrantService };
@@ -93,6 +95,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   const mcpPathLower = mcpPath.toLowerCase();
 
   const requests = new Counter({ name: 'keygate_http_requests_total', help: 'HTTP requests by method, status and caller kind', labelNames: ['method', 'status', 'caller'], registers: [deps.registry] });
+  const aborts = new Counter({ name: 'keygate_http_client_aborts_total', help: 'Requests whose client went away before the request was whole (a reset or close mid-body): no error of the gateway', registers: [deps.registry] });
   const duration = new Histogram({ name: 'keygate_http_request_duration_seconds', help: 'Request duration', labelNames: ['method'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [deps.registry] });
 
   // prom-client hashes a label object on every call; the few label sets a gateway sees are looked
@@ -128,10 +131,14 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const caller = callerOf(ctx.state);
-      countRequest(ctx.method, ctx.status, caller.kind);
+      // A client that left mid-request got no answer, whatever a reader of its body made of that
+      // (a library may have set 500): 499, as the forwarder records it too, never a 5xx.
+      const status = ctx.status === 499 || (clientGone(ctx.req) && !bodyTimedOut(ctx.req) && !ctx.res.writableFinished) ? 499 : ctx.status;
+      if (status === 499) aborts.inc();
+      countRequest(ctx.method, status, caller.kind);
       timeRequest(ctx.method, seconds);
-      if (logger.isLevelEnabled('debug') || ctx.status >= 500) {
-        logger[ctx.status >= 500 ? 'warn' : 'debug']({ reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, caller: caller.kind, userId: caller.kind === 'anonymous' ? undefined : caller.user.id }, 'request');
+      if (logger.isLevelEnabled('debug') || status >= 500) {
+        logger[status >= 500 ? 'warn' : 'debug']({ reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status, ms: Math.round(seconds * 1e4) / 10, caller: caller.kind, userId: caller.kind === 'anonymous' ? undefined : caller.user.id }, 'request');
       }
     }
   }
@@ -141,6 +148,14 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     try {
       await next();
     } catch (err) {
+      // The client hung up mid-body, or its body went quiet and was answered 408 already: what the
+      // reader threw (ECONNRESET, "aborted") is the connection's end, not a store fault.
+      if (clientGone(ctx.req) || bodyTimedOut(ctx.req)) {
+        logger.debug({ reqId: ctx.state.requestId, err: { name: (err as Error)?.name, message: (err as Error)?.message } }, bodyTimedOut(ctx.req) ? 'request body went quiet; answered 408' : 'client closed the connection mid-request');
+        if (!ctx.res.headersSent) ctx.status = 499;
+        ctx.respond = false;
+        return;
+      }
       // Any letter case: the policy decides /api/MCP as /api/mcp, so it is refused the same way.
       const lower = ctx.path.toLowerCase();
       if ((lower === mcpPathLower || lower.startsWith(mcpPathLower + '/')) && isMcpRefusal(err)) return mcpRefusal(ctx, err as AppError, config.publicUrl);
@@ -173,8 +188,10 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
 
   app.use(observe);
   app.use(problems);
+  app.use(bodyDeadline(deps.bodyIdleMs ?? BODY_IDLE_MS));
   app.use(limitHeaderCount);
   app.use(canonicalPath);
+  app.use(noStoreForIdentity(prefix));
   app.use(requireValidHost);
   app.use(apiKeysSwitch);
   app.use(mcpSwitch(config));

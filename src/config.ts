@@ -95,6 +95,11 @@ export const configSchema = z
       .object({ signUp: z.boolean().default(true), sessionTtlDays: positiveInt.default(30) })
       .strict()
       .default({ signUp: true, sessionTtlDays: 30 }),
+    server: z
+      // Open connections one instance holds at most; past it a new one is closed at once (CONTRACT 22).
+      .object({ maxConnections: positiveInt.default(10_000) })
+      .strict()
+      .default({ maxConnections: 10_000 }),
   })
   .strict()
   .superRefine((c, ctx) => {

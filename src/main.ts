@@ -10,6 +10,7 @@ import { createPool, type Pool } from './store/db.ts';
 import { openDatabase } from './services/database.ts';
 import { createAccountService } from './services/accounts.ts';
 import { createAuditService } from './services/audit.ts';
+import { createSignInThrottle } from './services/sign-in-throttle.ts';
 import { createKeyService } from './services/keys/service.ts';
 import { createKeyVerifier } from './services/keys/verifier.ts';
 import { createPostgresCounters, createRedisCounters, type CounterStore } from './store/counters.ts';
@@ -42,8 +43,10 @@ export interface GatewayOptions {
   embeddedDataDir?: string;
   /** How often the instance records its loaded policy and adds its shadow counts (default 5 s). */
   heartbeatMs?: number;
-  /** How long a forwarded body may send nothing before 408 (default 10 s); tests shorten it. */
+  /** How long a body may send nothing before 408 (default 10 s); tests shorten it. */
   bodyIdleMs?: number;
+  /** How long a request's headers may take to arrive whole (default 10 s); tests shorten it. */
+  headersTimeoutMs?: number;
   /** How often the signal channel is checked, and how long the check may take (tests shorten them). */
   signalCheck?: { intervalMs: number; timeoutMs: number };
   /** How usage tallies are flushed (default every 5 s); a test hands in its own ticker. */
@@ -72,6 +75,9 @@ export interface Gateway {
   quota: QuotaSpender;
   close(): Promise<void>;
 }
+
+/** CONTRACT 22: a request's headers must be whole within 10 s. */
+export const HEADERS_TIMEOUT_MS = 10_000;
 
 /** The composition root: config -> pool -> stores -> services -> app -> listen. */
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
@@ -129,7 +135,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   await policyService.bootstrap();
   const policy = policyService.holder;
   heartbeat.start();
-  const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser });
+  const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser, signInThrottle: createSignInThrottle({ counters, clock }) });
   const keys = createKeyService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey, scopes: () => policy.current.scopes });
   const rotation = createRotationService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey });
   const usageWrites = new Counter({ name: 'keygate_usage_writes_total', help: 'Batched writes of per-key usage tallies to PostgreSQL', registers: [registry] });
@@ -166,7 +172,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     ],
   });
 
-  const server = createServer(tracker.listener(app.callback()));
+  // CONTRACT 22: headers whole within 10 s (Node's own default is a minute, checked every 30 s, so a
+  // slow-headers client held its socket about 66 s); past server.maxConnections Node closes a new
+  // connection at once, so a flood of idle sockets cannot take every file descriptor.
+  const headersTimeout = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const server = createServer({ headersTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) }, tracker.listener(app.callback()));
+  server.maxConnections = config.server.maxConnections;
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.port, config.host, () => ok()));
   const { port } = server.address() as AddressInfo;

@@ -21,6 +21,39 @@ function trailingDotOrSpace(seg: string): boolean {
   return /[.\s\u200b\u2060\ufeff]$/u.test(plain);
 }
 
+// CONTRACT 22: an upstream that compares paths without regard to case may do it the Unicode way:
+// Java's equalsIgnoreCase reads "ſ" (U+017F) as "s", the Kelvin sign (U+212A) as "k", "ı" as "i";
+// a framework that applies NFKC reads fullwidth "Ａ" as "A" and "／" as "/". Folding such a path
+// ourselves and deciding on the fold would still forward the original spelling, whose meaning then
+// rests on the upstream folding exactly as we did. So, as with the other spellings above, a
+// character that any of these readings turns into ASCII is refused: the policy only ever decides
+// a path whose letters are ASCII, or whose other letters mean nothing in ASCII (é, ü, 中 pass).
+// Any letter case of ASCII itself is the policy's business (it decides paths case-insensitively).
+
+/** The readings of one character an upstream might compare by: itself, NFKC, upper and lower case. */
+function foldsOntoAscii(ch: string): boolean {
+  for (const v of [ch, ch.toLowerCase(), ch.toUpperCase()]) {
+    if (/[\x00-\x7f]/.test(v) || /[\x00-\x7f]/.test(v.normalize('NFKC'))) return true;
+  }
+  return false;
+}
+
+function refuseAsciiLookalikes(decoded: string): void {
+  // Only percent-encoded bytes can carry a non-ASCII letter: Node refuses raw bytes above 0x7F.
+  if (!/%[89A-F]/.test(decoded)) return;
+  let text: string;
+  try {
+    text = decodeURIComponent(decoded);
+  } catch {
+    // Not UTF-8: a strict decoder reads U+FFFD, a lenient one may read an overlong form as ASCII
+    // ("%C1%B3" as "s"); what cannot be read one way only is refused, like the other unsafe spellings.
+    throw unsafe('it percent-encodes bytes that are not UTF-8');
+  }
+  for (const ch of text) {
+    if (ch.charCodeAt(0) > 0x7f && foldsOntoAscii(ch)) throw unsafe(`U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} reads as ASCII under Unicode case folding or normalization`);
+  }
+}
+
 /** Returns the canonical path, or throws VALIDATION_FAILED. */
 export function canonicalizePath(raw: string): string {
   if (!raw.startsWith('/')) throw unsafe('it must start with "/"');
@@ -45,6 +78,7 @@ export function canonicalizePath(raw: string): string {
     else decoded += `%${hex.toUpperCase()}`;
     i += 2;
   }
+  refuseAsciiLookalikes(decoded);
   const out: string[] = [];
   for (const seg of decoded.split('/')) {
     if (seg === '' || seg === '.') continue;

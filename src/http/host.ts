@@ -14,7 +14,20 @@ export function isValidHost(host: string): boolean {
   return host.length <= 260 && HOST.test(host);
 }
 
+/** How many Host fields the request carries; Node keeps only the first in `headers`. */
+function hostFields(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') n++;
+  return n;
+}
+
 export async function requireValidHost(ctx: GatewayContext, next: Next) {
+  // RFC 9112 3.2: a request with more than one Host field is answered 400. Node would keep the
+  // first and drop the rest, while a proxy in front or the upstream may read the last: the origin
+  // named in the OAuth metadata and checked for DNS rebinding would not be the one that was served.
+  if (hostFields(ctx.req.rawHeaders) > 1) {
+    throw new AppError('VALIDATION_FAILED', 'The request carries more than one Host header.', { errors: [{ path: '(host)', message: 'more than one Host header' }] });
+  }
   // An HTTP/1.0 request may omit Host; Node itself refuses an HTTP/1.1 one without it.
   const host = ctx.get('host');
   if (host !== '' && !isValidHost(host)) {

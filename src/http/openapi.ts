@@ -55,7 +55,7 @@ function responses(op: Operation): Json {
     : { description: 'Success, no body' };
   const alsoContent = op.also ? { 'application/json': { schema: jsonSchema(op.also.schema, 'output') } } : {};
   if (op.also) out[String(op.also.status)] = { description: op.also.description, content: alsoContent };
-  const codes = [...new Set([...EVERY_ROUTE, ...(op.body ? ['PAYLOAD_TOO_LARGE' as const] : []), ...(op.problems ?? [])])];
+  const codes = [...new Set([...EVERY_ROUTE, ...(op.body ? ['PAYLOAD_TOO_LARGE' as const, 'REQUEST_TIMEOUT' as const] : []), ...(op.problems ?? [])])];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const c of codes) byStatus.set(statusOfCode(c), [...(byStatus.get(statusOfCode(c)) ?? []), c]);
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
@@ -81,7 +81,7 @@ function operations(config: Config): Operation[] {
   const sessionOnlyA = variant === 'A' ? 'session' : 'caller';
   return [
     { method: 'post', path: '/auth/sign-up/email', tag: 'auth', summary: 'Create an account and sign in', body: signUpBody, ok: { status: 201, schema: s.userBody }, problems: ['EMAIL_TAKEN'], security: 'public' },
-    { method: 'post', path: '/auth/sign-in/email', tag: 'auth', summary: 'Sign in', body: signInBody, ok: { status: 200, schema: s.userBody }, problems: ['INVALID_CREDENTIALS', 'USER_BANNED'], security: 'public' },
+    { method: 'post', path: '/auth/sign-in/email', tag: 'auth', summary: 'Sign in', body: signInBody, ok: { status: 200, schema: s.userBody }, problems: ['INVALID_CREDENTIALS', 'USER_BANNED', 'TOO_MANY_ATTEMPTS'], security: 'public' },
     { method: 'post', path: '/auth/sign-out', tag: 'auth', summary: 'Sign out', ok: { status: 204, schema: null }, security: 'session' },
     { method: 'get', path: '/auth/get-session', tag: 'auth', summary: 'The caller and their session or key', ok: { status: 200, schema: s.session } },
     { method: 'get', path: '/auth/list-sessions', tag: 'auth', summary: "The caller's sessions", ok: { status: 200, schema: s.sessions }, security: 'session' },

@@ -27,6 +27,7 @@ const statusOf: Record<ErrorCode, number> = {
   HEADERS_TOO_LARGE: 431,
   TOO_MANY_CONCURRENT: 429,
   GATEWAY_TIMEOUT: 504,
+  TOO_MANY_ATTEMPTS: 429,
 };
 
 export const statusOfError = (err: AppError): number => statusOf[err.code];

@@ -7,6 +7,7 @@ import { signal } from '../store/notify.ts';
 import { AppError, notFound } from './errors.ts';
 import { decoyPasswordHash, hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 import type { Clock } from './clock.ts';
+import type { SignInThrottle } from './sign-in-throttle.ts';
 import { z } from 'zod';
 
 /** The one password rule: sign-up, a password change and `keygate user create` all check this. */
@@ -32,11 +33,13 @@ export interface AccountsDeps {
    * exact at once; other instances hear of it through the signal sent with the change.
    */
   onUserChanged?: (userId: string) => void;
+  /** Bounds password guesses (CONTRACT 22); the gateway always sets it, the CLI signs no one in. */
+  signInThrottle?: SignInThrottle;
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;
 
-export function createAccountService({ pool, clock, sessionTtlDays, onUserChanged }: AccountsDeps) {
+export function createAccountService({ pool, clock, sessionTtlDays, onUserChanged, signInThrottle }: AccountsDeps) {
   async function startSession(userId: string, meta: RequestMeta) {
     const token = randomToken();
     const expiresAt = new Date(clock().getTime() + sessionTtlDays * 86_400_000);
@@ -53,10 +56,13 @@ export function createAccountService({ pool, clock, sessionTtlDays, onUserChange
     },
 
     async signIn(input: { email: string; password: string }, meta: RequestMeta) {
+      // Counted before anything is looked up: past the limit even the right password is refused.
+      const attempt = await signInThrottle?.attempt(input.email, meta.ip);
       const row = await users.findUserByEmail(pool, input.email);
       // Verify against a decoy when the e-mail is unknown: the answer and its timing are the same.
       const ok = await verifyPassword(input.password, row?.password_hash ?? (await decoyPasswordHash()));
       if (!row || !ok) throw new AppError('INVALID_CREDENTIALS', 'Wrong e-mail or password.');
+      await attempt?.succeeded();
       if (row.banned) throw new AppError('USER_BANNED', 'This account has been suspended. Contact an administrator.');
       return { user: publicUser(row), ...(await startSession(row.id, meta)) };
     },

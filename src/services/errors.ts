@@ -24,7 +24,8 @@ export type ErrorCode =
   | 'REQUEST_TIMEOUT'
   | 'HEADERS_TOO_LARGE'
   | 'TOO_MANY_CONCURRENT'
-  | 'GATEWAY_TIMEOUT';
+  | 'GATEWAY_TIMEOUT'
+  | 'TOO_MANY_ATTEMPTS';
 
 export interface FieldError { path: string; message: string }
 

@@ -13,6 +13,8 @@ export interface CounterStore {
   increment(name: string, windowStart: Date, ttlSeconds: number): Promise<number>;
   /** Takes one back after a spend that did not happen (a create that failed after counting). */
   decrement(name: string, windowStart: Date): Promise<void>;
+  /** Forgets a window's count at once (a sign-in that succeeded clears its e-mail's failures). */
+  reset(name: string, windowStart: Date): Promise<void>;
   /** Current values, 0 where nothing was counted. */
   read(names: string[], windowStart: Date): Promise<number[]>;
   ping(): Promise<void>;
@@ -79,6 +81,10 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
       const key = windowKey(prefix, name, windowStart);
       return guardCounter(key, async () => void (await redis.decr(key)));
     },
+    reset: (name, windowStart) => {
+      const key = windowKey(prefix, name, windowStart);
+      return guardCounter(key, async () => void (await redis.del(key)));
+    },
     // One GET per key, not MGET: a Cluster refuses MGET across slots, and auto-pipelining still
     // sends the GETs for one node together.
     read: (names, windowStart) =>
@@ -118,6 +124,8 @@ export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.no
       }),
     decrement: (name, windowStart) =>
       guard(async () => void (await pool.query('UPDATE counters SET value = value - 1 WHERE name = $1 AND window_start = $2', [name, windowStart]))),
+    reset: (name, windowStart) =>
+      guard(async () => void (await pool.query('DELETE FROM counters WHERE name = $1 AND window_start = $2', [name, windowStart]))),
     read: (names, windowStart) =>
       guard(async () => {
         if (!names.length) return [];

@@ -51,8 +51,10 @@ export interface TestGatewayOptions {
   env?: Record<string, string>;
   /** The policy heartbeat's interval; a test beats by hand with `gateway.policy.heartbeat.beat()`. */
   heartbeatMs?: number;
-  /** How long a forwarded body may send nothing before 408 (the product's default is 10 s). */
+  /** How long a body may send nothing before 408 (the product's default is 10 s). */
   bodyIdleMs?: number;
+  /** How long headers may take to arrive whole before 408 (the product's default is 10 s). */
+  headersTimeoutMs?: number;
   /** Usage tallies are flushed when this runs (see manualEvery), not on a real timer. */
   usageFlush?: { intervalMs?: number; every?: Every };
   /** Leased quota blocks: sizes and timings (CONTRACT 18). */
@@ -114,7 +116,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       heard.add(check);
       check();
     });
-  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease });
+  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, headersTimeoutMs: opts.headersTimeoutMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease });
   return {
     ...gateway,
     config,

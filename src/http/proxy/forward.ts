@@ -3,6 +3,7 @@ import { AppError } from '../../services/errors.ts';
 import { duration, MAX_BODY_BYTES, requestTimeout, tooLarge } from '../body.ts';
 import type { GatewayContext } from '../state.ts';
 import { boundedBody, type BoundedBody } from './body-stream.ts';
+import { standDown } from '../body-deadline.ts';
 import { callerSlots } from './concurrency.ts';
 import { forwardHeaders, type PermissionSpelling } from './headers.ts';
 import { gatewayTimeout, relay, type Upstream, type UpstreamAnswer } from './upstream.ts';
@@ -47,6 +48,8 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
     };
     let body: BoundedBody | null = null;
     if (hasBody(ctx)) {
+      // Its own idle rule from here, which knows when the upstream is the one not reading.
+      standDown(ctx.req);
       body = boundedBody(ctx.req, {
         idleMs: limits.bodyIdleMs,
         onBreach: end,
