@@ -5,6 +5,7 @@ import type { Pool } from '../store/db.ts';
 import { ensureSecrets } from '../store/oauth.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
+import { mintToken } from './token-format.ts';
 
 // The authorization server of CONTRACT 15, on oidc-provider: registration, authorization code
 // with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
@@ -122,6 +123,16 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
     },
   };
   const provider = new ProviderClass(issuer, configuration);
+  // Every token a client could present carries keygate's mark (token-format.ts); codes and the
+  // library's internal ids keep its own, since they never travel in an Authorization header.
+  for (const Model of [provider.AccessToken, provider.RefreshToken, provider.RegistrationAccessToken]) {
+    // The library's types leave this per-model hook out. An access token's format is settled when
+    // its id is made; ours is opaque (the resource server's accessTokenFormat says so too).
+    (Model.prototype as { generateTokenId?: (this: { format?: string }) => string }).generateTokenId = function () {
+      this.format = 'opaque';
+      return mintToken();
+    };
+  }
   return { provider, issuer, resource, handler: provider.callback() };
 }
 

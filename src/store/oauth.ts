@@ -36,12 +36,6 @@ export async function findStoredByUid(db: Queryable, model: string, uid: string)
   return rows[0] ?? null;
 }
 
-/** Whether an access or refresh token with this value was issued here; one indexed lookup. */
-export async function isIssuedToken(db: Queryable, value: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM oauth_store WHERE model IN ('AccessToken', 'RefreshToken') AND id_hash = $1 LIMIT 1`, [hashId(value)]);
-  return rows.length > 0;
-}
-
 export async function consumeStored(db: Queryable, model: string, id: string): Promise<void> {
   await db.query('UPDATE oauth_store SET consumed_at = now() WHERE model = $1 AND id_hash = $2 AND consumed_at IS NULL', [model, hashId(id)]);
 }

@@ -60,7 +60,9 @@ const REDIRECT = 'http://127.0.0.1:9/callback';
  * `clientName`, authorizes it with the person's session cookie, allows on the consent step and
  * swaps the code for tokens. flow.test.ts drives the same steps with the SDK and Chromium.
  */
-export async function connectApp(base: string, session: Client, clientName: string): Promise<{ clientId: string; accessToken: string }> {
+export interface ConnectedApp { clientId: string; accessToken: string; refreshToken: string; registrationAccessToken: string }
+
+export async function connectApp(base: string, session: Client, clientName: string): Promise<ConnectedApp> {
   const registered = await new Client(base).post('/oauth/register', { client_name: clientName, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
   if (registered.status !== 201) throw new Error(`registration: ${registered.status} ${registered.text}`);
   const clientId = registered.body.client_id as string;
@@ -81,5 +83,5 @@ export async function connectApp(base: string, session: Client, clientName: stri
   const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${base}/api/mcp` });
   const token = await new Client(base).request('POST', '/oauth/token', form.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
   if (token.status !== 200) throw new Error(`token: ${token.status} ${token.text}`);
-  return { clientId, accessToken: token.body.access_token as string };
+  return { clientId, accessToken: token.body.access_token as string, refreshToken: token.body.refresh_token as string, registrationAccessToken: registered.body.registration_access_token as string };
 }
