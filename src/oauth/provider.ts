@@ -68,7 +68,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
   const secrets = await ensureSecrets(pool, candidateSecrets());
 
   const configuration: Configuration = {
-    adapter: createAdapterClass(pool, { onGrantDestroyed: (id) => grants.grantDestroyed(id) }),
+    adapter: createAdapterClass(pool, { onGrantDestroyed: (id) => grants.grantDestroyed(id), alreadyUsed: (what) => new errors.InvalidGrant(what) }),
     clients: [],
     routes: OAUTH_ROUTES,
     scopes: ['mcp'],

@@ -36,8 +36,22 @@ export async function findStoredByUid(db: Queryable, model: string, uid: string)
   return rows[0] ?? null;
 }
 
-export async function consumeStored(db: Queryable, model: string, id: string): Promise<void> {
-  await db.query('UPDATE oauth_store SET consumed_at = now() WHERE model = $1 AND id_hash = $2 AND consumed_at IS NULL', [model, hashId(id)]);
+/**
+ * Marks a code or token spent, once: `consumed` is true for the one caller whose UPDATE marked the
+ * row, false for every other (already spent, or gone); `grantId` is the row's grant either way.
+ */
+export async function consumeStored(db: Queryable, model: string, id: string): Promise<{ consumed: boolean; grantId: string | null }> {
+  const { rows } = await db.query<{ grant_id: string | null; won: boolean }>(
+    `WITH won AS (
+       UPDATE oauth_store SET consumed_at = now() WHERE model = $1 AND id_hash = $2 AND consumed_at IS NULL RETURNING grant_id
+     )
+     SELECT grant_id, true AS won FROM won
+     UNION ALL
+     SELECT grant_id, false AS won FROM oauth_store WHERE model = $1 AND id_hash = $2 AND NOT EXISTS (SELECT 1 FROM won)`,
+    [model, hashId(id)],
+  );
+  const row = rows[0];
+  return { consumed: row?.won === true, grantId: row?.grant_id ?? null };
 }
 
 export async function destroyStored(db: Queryable, model: string, id: string): Promise<void> {
