@@ -6,6 +6,7 @@ import { ensureSecrets } from '../store/oauth.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
 import { mintToken } from './token-format.ts';
+import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../web/oauth-error.ts';
 
 // The authorization server of CONTRACT 15, on oidc-provider: registration, authorization code
 // with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
@@ -105,8 +106,18 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
         if (metadata.application_type === 'native') throw new errors.InvalidClientMetadata('application_type native is not offered; register as a web client with exact redirect URIs');
       },
     },
+    // Drawn in the person's browser; the library's own page loads a web font from a third party.
+    renderError: (ctx, out) => {
+      ctx.set(OAUTH_ERROR_HEADERS);
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = oauthErrorPage('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error);
+    },
     features: {
       devInteractions: { enabled: false },
+      // Logging out through a client's redirect would send the browser on to any URI a client
+      // registered (an open redirect on this origin), and there is no provider session worth ending:
+      // every authorization asks for the keygate session and a fresh consent.
+      rpInitiatedLogout: { enabled: false },
       registration: { enabled: true },
       revocation: { enabled: true },
       introspection: { enabled: false },
@@ -123,6 +134,16 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
     },
   };
   const provider = new ProviderClass(issuer, configuration);
+  // An authorization request that fails its checks is answered with the error page above, never
+  // with a redirect to a URI the request named, registered or not (CONTRACT 22): until the request
+  // is valid nothing shows that whoever sent the person there owns that URI. The library decides
+  // after announcing the error, so the flag is cleared here. The resumed step (`/authorize/<uid>`,
+  // a person's Deny) still answers the client by redirect, as it must.
+  const noRedirect = (ctx: KoaContextWithOIDC, err: unknown) => {
+    if (ctx.path === OAUTH_ROUTES.authorization && err && typeof err === 'object' && 'allow_redirect' in err) (err as { allow_redirect: boolean }).allow_redirect = false;
+  };
+  provider.on('authorization.error', noRedirect);
+  provider.on('server_error', noRedirect);
   // Every token a client could present carries keygate's mark (token-format.ts); codes and the
   // library's internal ids keep its own, since they never travel in an Authorization header.
   for (const Model of [provider.AccessToken, provider.RefreshToken, provider.RegistrationAccessToken]) {
