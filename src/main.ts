@@ -137,7 +137,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     onWrite: () => usageWrites.inc(),
     onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
   });
-  const grants = createGrantService({ pool, clock, config });
+  const grants = createGrantService({ pool, clock, config, counters });
   // Named once the listen address is known (without publicUrl it is the issuer); the library is
   // built by the first request that needs it.
   const oauth = createOAuthHolder();

@@ -27,6 +27,8 @@ const statusOf: Record<ErrorCode, number> = {
   HEADERS_TOO_LARGE: 431,
   TOO_MANY_CONCURRENT: 429,
   GATEWAY_TIMEOUT: 504,
+  GRANT_LIMIT: 400,
+  TOO_MANY_REGISTRATIONS: 429,
 };
 
 export const statusOfError = (err: AppError): number => statusOf[err.code];

@@ -39,9 +39,29 @@ export function redirectUriProblem(uri: string): string | null {
   } catch {
     return `${uri} is not an absolute URL`;
   }
+  if (!plainHost(url.hostname)) return `${uri}: the host must be a plain DNS name or an IP address`;
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
   return 'redirect_uris must use https:, or http: on a loopback address (127.0.0.1, localhost, [::1])';
+}
+
+// The URL parser lets `;`, `*`, `'` and more through in a host; such a host would be written into
+// the consent page's Content-Security-Policy. Only letters, digits and hyphens in dot-separated
+// labels (IDNs arrive as punycode), an IPv4 address, or a bracketed IPv6 literal are a host here.
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const IPV6_LITERAL = /^\[[0-9a-f:.]+\]$/;
+const plainHost = (hostname: string): boolean => DNS_NAME.test(hostname) || IPV6_LITERAL.test(hostname);
+
+/** The origin of a redirect URI as it may stand in a CSP source list, or null when it may not. */
+export function cspOrigin(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return null;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !plainHost(url.hostname)) return null;
+  return /^https?:\/\/[a-z0-9.:[\]-]+$/.test(url.origin) ? url.origin : null;
 }
 
 export interface OAuthRuntime {

@@ -24,7 +24,9 @@ export type ErrorCode =
   | 'REQUEST_TIMEOUT'
   | 'HEADERS_TOO_LARGE'
   | 'TOO_MANY_CONCURRENT'
-  | 'GATEWAY_TIMEOUT';
+  | 'GATEWAY_TIMEOUT'
+  | 'GRANT_LIMIT'
+  | 'TOO_MANY_REGISTRATIONS';
 
 export interface FieldError { path: string; message: string }
 

@@ -87,6 +87,11 @@ export async function insertGrant(db: Queryable, g: { id: string; userId: string
   return rows[0]!;
 }
 
+export async function countLiveGrants(db: Queryable, userId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_grants WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  return rows[0]!.n;
+}
+
 export async function listLiveGrants(db: Queryable, userId: string): Promise<GrantRow[]> {
   const { rows } = await db.query<GrantRow>(
     `SELECT ${GRANT_COLUMNS} FROM oauth_grants WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`, [userId]);
