@@ -29,6 +29,8 @@ import { webRoutes } from './web/routes.ts';
 import { createGrantService } from './services/oauth-grants.ts';
 import { oauthRoutes } from './oauth/routes.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
+
+const OAUTH_SWEEP_MS = 60 * 60 * 1000;
 import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
 import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 
@@ -142,6 +144,17 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // built by the first request that needs it.
   const oauth = createOAuthHolder();
   const closeHooks = createCloseHooks();
+  // Expired codes, sessions, interactions and tokens, and clients never authorized, go hourly
+  // (CONTRACT 22); every instance sweeps, and a sweep that finds nothing costs two indexed deletes.
+  const stopOAuthSweep = (opts.every ?? systemEvery)(OAUTH_SWEEP_MS, async () => {
+    try {
+      const swept = await grants.sweep();
+      if (swept.expired || swept.unusedClients) logger.debug(swept, 'OAuth store swept');
+    } catch (err) {
+      logger.warn({ err }, 'the OAuth store could not be swept; tried again within the hour');
+    }
+  });
+  closeHooks.add('oauth-sweep', async () => stopOAuthSweep());
   closeHooks.add('last-use', () => verifier.flush());
   // After the server stopped taking requests, before the pool closes: the last tallies are kept.
   closeHooks.add('usage', () => usage.close());

@@ -116,6 +116,11 @@ export function createGrantService({ pool, clock, config, counters }: GrantServi
       }
     },
 
+    /** The store's hourly clean-up (store.sweepOAuth), on the service's clock. */
+    async sweep(): Promise<{ expired: number; unusedClients: number }> {
+      return store.sweepOAuth(pool, clock());
+    },
+
     async listGrants(userId: string): Promise<GrantView[]> {
       return (await store.listLiveGrants(pool, userId)).map(view);
     },

@@ -63,6 +63,27 @@ export async function destroyByGrant(db: Queryable, grantId: string, model: stri
   await db.query('DELETE FROM oauth_store WHERE grant_id = $1 AND ($2::text IS NULL OR model = $2)', [grantId, model]);
 }
 
+/** How long a registered client may wait for its first authorization before it is deleted. */
+export const UNUSED_CLIENT_HOURS = 24;
+
+/**
+ * What the library stored and will never read again (CONTRACT 22): every row past its expiry
+ * (codes, sessions, interactions, tokens, grants), and clients registered more than 24 hours
+ * before `now` that no person ever authorized. Answers how many rows went.
+ */
+export async function sweepOAuth(db: Queryable, now: Date): Promise<{ expired: number; unusedClients: number }> {
+  const expired = await db.query('DELETE FROM oauth_store WHERE expires_at IS NOT NULL AND expires_at <= $1', [now]);
+  // A client's row is found by the hash of its id, as every row is; grants name the id itself.
+  const unused = await db.query(
+    `DELETE FROM oauth_store c
+      WHERE c.model = 'Client'
+        AND (c.payload->>'client_id_issued_at')::bigint <= extract(epoch FROM $1::timestamptz) - $2 * 3600
+        AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE sha256(convert_to(g.client_id, 'UTF8')) = c.id_hash)`,
+    [now, UNUSED_CLIENT_HOURS],
+  );
+  return { expired: expired.rowCount ?? 0, unusedClients: unused.rowCount ?? 0 };
+}
+
 export interface OAuthSecretsRow { cookie_key: string; jwk: Record<string, unknown> }
 
 /** The first instance to start writes its candidate; every instance then reads the one that won. */
