@@ -196,7 +196,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.use(apiKeysSwitch);
   app.use(mcpSwitch(config));
   // Before anything that forwards (the content route included): a keygate key or token never leaves.
-  app.use(dropOwnBearer(oauth?.holder ?? null, config));
+  app.use(dropOwnBearer(config));
   app.use(contentRoute(deps.upstream, config.contentApiKey));
   app.use(resolveCaller(resolvers));
   app.use(spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record));

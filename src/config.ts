@@ -91,6 +91,8 @@ export const configSchema = z
       })
       .strict()
       .default({ maxBytes: 32 * 1024 * 1024, unknownMaxBytes: 2 * 1024 * 1024 }),
+    // OAuth grants one person may hold at once, under either key variant (CONTRACT 22).
+    oauth: z.object({ maxGrantsPerUser: positiveInt.default(10) }).strict().default({ maxGrantsPerUser: 10 }),
     auth: z
       .object({ signUp: z.boolean().default(true), sessionTtlDays: positiveInt.default(30) })
       .strict()

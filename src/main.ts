@@ -31,6 +31,8 @@ import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
 import { oauthRoutes } from './oauth/routes.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
+
+const OAUTH_SWEEP_MS = 60 * 60 * 1000;
 import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
 import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 
@@ -144,11 +146,22 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     onWrite: () => usageWrites.inc(),
     onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
   });
-  const grants = createGrantService({ pool, clock, config });
+  const grants = createGrantService({ pool, clock, config, counters });
   // Named once the listen address is known (without publicUrl it is the issuer); the library is
   // built by the first request that needs it.
   const oauth = createOAuthHolder();
   const closeHooks = createCloseHooks();
+  // Expired codes, sessions, interactions and tokens, and clients never authorized, go hourly
+  // (CONTRACT 22); every instance sweeps, and a sweep that finds nothing costs two indexed deletes.
+  const stopOAuthSweep = (opts.every ?? systemEvery)(OAUTH_SWEEP_MS, async () => {
+    try {
+      const swept = await grants.sweep();
+      if (swept.expired || swept.unusedClients) logger.debug(swept, 'OAuth store swept');
+    } catch (err) {
+      logger.warn({ err }, 'the OAuth store could not be swept; tried again within the hour');
+    }
+  });
+  closeHooks.add('oauth-sweep', async () => stopOAuthSweep());
   closeHooks.add('last-use', () => verifier.flush());
   // After the server stopped taking requests, before the pool closes: the last tallies are kept.
   closeHooks.add('usage', () => usage.close());
@@ -184,7 +197,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.mcpServer.enabled) {
     const decided = oauthIssuer(config.publicUrl, config.host, url);
-    if ('issuer' in decided) oauth.serve(decided.issuer, pool, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp` }));
+    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp` }));
     else logger.warn(decided.reason);
   }
   logger.info({

@@ -28,6 +28,8 @@ const statusOf: Record<ErrorCode, number> = {
   TOO_MANY_CONCURRENT: 429,
   GATEWAY_TIMEOUT: 504,
   TOO_MANY_ATTEMPTS: 429,
+  GRANT_LIMIT: 400,
+  TOO_MANY_REGISTRATIONS: 429,
 };
 
 export const statusOfError = (err: AppError): number => statusOf[err.code];

@@ -17,9 +17,16 @@ const idMember = (model: string): 'client_id' | 'jti' | null => (model === 'Clie
 export interface AdapterHooks {
   /** The library dropped a grant: refresh-token reuse, revocation at /oauth/revoke, expiry. */
   onGrantDestroyed(grantId: string): Promise<void>;
+  /** The library's refusal for a code or refresh token already spent (answered `invalid_grant`). */
+  alreadyUsed(what: string): Error;
 }
 
 export function createAdapterClass(pool: Pool, hooks: AdapterHooks): new (model: string) => Adapter {
+  const dropGrant = async (grantId: string) => {
+    await store.destroyStored(pool, 'Grant', grantId);
+    await store.destroyByGrant(pool, grantId);
+    await hooks.onGrantDestroyed(grantId);
+  };
   return class PostgresAdapter implements Adapter {
     constructor(readonly model: string) {}
 
@@ -53,16 +60,22 @@ export function createAdapterClass(pool: Pool, hooks: AdapterHooks): new (model:
       return undefined;
     }
 
+    /**
+     * The library reads `consumed` when it finds a code or refresh token, then consumes it: two
+     * uses at once would both find it unspent. The UPDATE is the one that decides: only the use
+     * whose UPDATE marks the row goes on; any other is a reuse, and as the library does for a
+     * reuse it sees, the grant is revoked with every token made from it (RFC 9700 4.14.2).
+     */
     async consume(id: string): Promise<void> {
-      await store.consumeStored(pool, this.model, id);
+      const spent = await store.consumeStored(pool, this.model, id);
+      if (spent.consumed) return;
+      if (spent.grantId) await dropGrant(spent.grantId);
+      throw hooks.alreadyUsed(this.model === 'AuthorizationCode' ? 'authorization code already used' : 'refresh token already used');
     }
 
     async destroy(id: string): Promise<void> {
-      await store.destroyStored(pool, this.model, id);
-      if (this.model === 'Grant') {
-        await store.destroyByGrant(pool, id);
-        await hooks.onGrantDestroyed(id);
-      }
+      if (this.model === 'Grant') await dropGrant(id);
+      else await store.destroyStored(pool, this.model, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {

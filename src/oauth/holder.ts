@@ -1,5 +1,3 @@
-import type { Pool } from '../store/db.ts';
-import { isIssuedToken } from '../store/oauth.ts';
 import type { OAuthRuntime } from './provider.ts';
 
 /**
@@ -15,18 +13,15 @@ export interface OAuthHolder {
   readonly issuer: string | null;
   /** The library, built once; null when there is no issuer. A build that failed is tried again. */
   runtime(): Promise<OAuthRuntime | null>;
-  /** Whether `value` is an access or refresh token this server issued (expired ones included). */
-  issued(value: string): Promise<boolean>;
 }
 
 export interface ServedOAuth extends OAuthHolder {
   /** Names the issuer; `build` makes the library when it is first needed. */
-  serve(issuer: string, pool: Pool, build: () => Promise<OAuthRuntime>): void;
+  serve(issuer: string, build: () => Promise<OAuthRuntime>): void;
 }
 
 export function createOAuthHolder(): ServedOAuth {
   let issuer: string | null = null;
-  let pool: Pool | null = null;
   let build: (() => Promise<OAuthRuntime>) | null = null;
   let building: Promise<OAuthRuntime> | null = null;
   return {
@@ -42,12 +37,8 @@ export function createOAuthHolder(): ServedOAuth {
       });
       return building;
     },
-    async issued(value) {
-      return pool !== null && isIssuedToken(pool, value);
-    },
-    serve(name, db, make) {
+    serve(name, make) {
       issuer = name;
-      pool = db;
       build = make;
     },
   };

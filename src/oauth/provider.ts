@@ -5,6 +5,8 @@ import type { Pool } from '../store/db.ts';
 import { ensureSecrets } from '../store/oauth.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
+import { mintToken } from './token-format.ts';
+import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../web/oauth-error.ts';
 
 // The authorization server of CONTRACT 15, on oidc-provider: registration, authorization code
 // with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
@@ -37,9 +39,29 @@ export function redirectUriProblem(uri: string): string | null {
   } catch {
     return `${uri} is not an absolute URL`;
   }
+  if (!plainHost(url.hostname)) return `${uri}: the host must be a plain DNS name or an IP address`;
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
   return 'redirect_uris must use https:, or http: on a loopback address (127.0.0.1, localhost, [::1])';
+}
+
+// The URL parser lets `;`, `*`, `'` and more through in a host; such a host would be written into
+// the consent page's Content-Security-Policy. Only letters, digits and hyphens in dot-separated
+// labels (IDNs arrive as punycode), an IPv4 address, or a bracketed IPv6 literal are a host here.
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const IPV6_LITERAL = /^\[[0-9a-f:.]+\]$/;
+const plainHost = (hostname: string): boolean => DNS_NAME.test(hostname) || IPV6_LITERAL.test(hostname);
+
+/** The origin of a redirect URI as it may stand in a CSP source list, or null when it may not. */
+export function cspOrigin(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return null;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !plainHost(url.hostname)) return null;
+  return /^https?:\/\/[a-z0-9.:[\]-]+$/.test(url.origin) ? url.origin : null;
 }
 
 export interface OAuthRuntime {
@@ -67,7 +89,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
   const secrets = await ensureSecrets(pool, candidateSecrets());
 
   const configuration: Configuration = {
-    adapter: createAdapterClass(pool, { onGrantDestroyed: (id) => grants.grantDestroyed(id) }),
+    adapter: createAdapterClass(pool, { onGrantDestroyed: (id) => grants.grantDestroyed(id), alreadyUsed: (what) => new errors.InvalidGrant(what) }),
     clients: [],
     routes: OAUTH_ROUTES,
     scopes: ['mcp'],
@@ -104,8 +126,18 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
         if (metadata.application_type === 'native') throw new errors.InvalidClientMetadata('application_type native is not offered; register as a web client with exact redirect URIs');
       },
     },
+    // Drawn in the person's browser; the library's own page loads a web font from a third party.
+    renderError: (ctx, out) => {
+      ctx.set(OAUTH_ERROR_HEADERS);
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = oauthErrorPage('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error);
+    },
     features: {
       devInteractions: { enabled: false },
+      // Logging out through a client's redirect would send the browser on to any URI a client
+      // registered (an open redirect on this origin), and there is no provider session worth ending:
+      // every authorization asks for the keygate session and a fresh consent.
+      rpInitiatedLogout: { enabled: false },
       registration: { enabled: true },
       revocation: { enabled: true },
       introspection: { enabled: false },
@@ -122,6 +154,26 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
     },
   };
   const provider = new ProviderClass(issuer, configuration);
+  // An authorization request that fails its checks is answered with the error page above, never
+  // with a redirect to a URI the request named, registered or not (CONTRACT 22): until the request
+  // is valid nothing shows that whoever sent the person there owns that URI. The library decides
+  // after announcing the error, so the flag is cleared here. The resumed step (`/authorize/<uid>`,
+  // a person's Deny) still answers the client by redirect, as it must.
+  const noRedirect = (ctx: KoaContextWithOIDC, err: unknown) => {
+    if (ctx.path === OAUTH_ROUTES.authorization && err && typeof err === 'object' && 'allow_redirect' in err) (err as { allow_redirect: boolean }).allow_redirect = false;
+  };
+  provider.on('authorization.error', noRedirect);
+  provider.on('server_error', noRedirect);
+  // Every token a client could present carries keygate's mark (token-format.ts); codes and the
+  // library's internal ids keep its own, since they never travel in an Authorization header.
+  for (const Model of [provider.AccessToken, provider.RefreshToken, provider.RegistrationAccessToken]) {
+    // The library's types leave this per-model hook out. An access token's format is settled when
+    // its id is made; ours is opaque (the resource server's accessTokenFormat says so too).
+    (Model.prototype as { generateTokenId?: (this: { format?: string }) => string }).generateTokenId = function () {
+      this.format = 'opaque';
+      return mintToken();
+    };
+  }
   return { provider, issuer, resource, handler: provider.callback() };
 }
 

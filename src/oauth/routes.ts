@@ -9,7 +9,9 @@ import { layout, pageHeaders } from '../web/layout.ts';
 import { accountHeader } from '../web/pages.ts';
 import { pageConfig } from '../web/routes.ts';
 import { consentMain } from '../web/consent.ts';
-import { OAUTH_ROUTES, type OAuthRuntime } from './provider.ts';
+import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../web/oauth-error.ts';
+import { readRegistration } from './registration.ts';
+import { cspOrigin, OAUTH_ROUTES, type OAuthRuntime } from './provider.ts';
 import type { OAuthHolder } from './holder.ts';
 
 export interface OAuthRoutesDeps { config: Config; oauth: OAuthHolder; grants: GrantService }
@@ -64,7 +66,10 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     const clientId = String(details.params.client_id);
     const client = await provider.Client.find(clientId);
     if (!client) throw new AppError('NOT_FOUND', 'The client that asked is no longer registered.');
-    const redirectOrigin = new URL(String(details.params.redirect_uri)).origin;
+    // A registration made before hosts were checked could still name one that is not plain: such
+    // an origin never goes into the header, and the consent is not offered.
+    const redirectOrigin = cspOrigin(String(details.params.redirect_uri));
+    if (!redirectOrigin) throw new AppError('VALIDATION_FAILED', 'The app registered a redirect address this server does not accept. Ask its authors to register again.');
     const bundle = await sharedAssets();
     // The answer leaves by a redirect to the client after a form post; browsers hold that redirect
     // to form-action, so the client's origin (and only it) joins 'self' on this page.
@@ -93,8 +98,19 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     // `mcp` is both the scope asked for and the scope of the one resource; the grant holds both.
     grant.addOIDCScope('mcp');
     grant.addResourceScope(resource, 'mcp');
-    const grantId = await grant.save();
-    await grants.recordGrant({ id: grantId, userId: accountId, clientId, clientName: client.clientName ?? clientId }, requestMeta(ctx));
+    let grantId: string;
+    try {
+      grantId = (await grants.recordGrant({ userId: accountId, clientId, clientName: client.clientName ?? clientId, save: () => grant.save() }, requestMeta(ctx))).id;
+    } catch (e) {
+      // Past a limit the person reads why on a page; the client gets nothing (no code, no redirect).
+      if (!(e instanceof AppError) || e.code !== 'GRANT_LIMIT') throw e;
+      ctx.set(OAUTH_ERROR_HEADERS);
+      if (e.data.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.data.retryAfterSeconds));
+      ctx.status = 400;
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = oauthErrorPage('This app could not be connected', e.detail, 'GRANT_LIMIT');
+      return;
+    }
     const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 303;
@@ -117,6 +133,15 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     ctx.respond = false;
     await handler(ctx.req, ctx.res);
   };
+
+  // Anonymous registration is bounded before the library sees it (CONTRACT 22): so many a minute
+  // per client address, and a small body. The library reads the body keygate already read.
+  router.post(OAUTH_ROUTES.registration, async (ctx) => {
+    await live();
+    await grants.registrationAllowed(ctx.ip || 'unknown');
+    (ctx.req as { body?: string }).body = await readRegistration(ctx);
+    await library(ctx);
+  });
   router.all('/oauth/{*rest}', library);
   return router;
 }

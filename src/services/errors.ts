@@ -25,7 +25,9 @@ export type ErrorCode =
   | 'HEADERS_TOO_LARGE'
   | 'TOO_MANY_CONCURRENT'
   | 'GATEWAY_TIMEOUT'
-  | 'TOO_MANY_ATTEMPTS';
+  | 'TOO_MANY_ATTEMPTS'
+  | 'GRANT_LIMIT'
+  | 'TOO_MANY_REGISTRATIONS';
 
 export interface FieldError { path: string; message: string }
 

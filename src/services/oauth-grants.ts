@@ -1,12 +1,15 @@
 import type { Config } from '../config.ts';
 import { withTransaction, type Pool } from '../store/db.ts';
 import { findUserById } from '../store/users.ts';
+import { lockOwner } from '../store/apikeys.ts';
+import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../store/counters.ts';
 import { insertAuditEntry } from '../store/audit.ts';
 import * as store from '../store/oauth.ts';
 import type { RequestMeta, UserRecord } from './accounts.ts';
 import type { Clock } from './clock.ts';
-import { notFound } from './errors.ts';
+import { AppError, notFound } from './errors.ts';
 import { stampedQuota } from './plans.ts';
+import { createsCounter, failedCreate } from './keys/service.ts';
 
 // A grant is one person's consent to one MCP client. Its tokens live in oidc-provider's storage;
 // whether they still count is decided here, on every request, from the grant and its owner, so a
@@ -27,8 +30,13 @@ export type TokenResult =
 export interface GrantServiceDeps {
   pool: Pool;
   clock: Clock;
-  config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
+  config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit' | 'oauth'>;
+  counters: CounterStore;
 }
+
+/** Registrations one client address may make per minute (CONTRACT 22). */
+export const REGISTRATIONS_PER_MINUTE = 20;
+const DAY_SECONDS = 86_400;
 
 // Writes of last use are spread out: one per grant per this many ms and instance is plenty for a
 // "last used" column, and a token used in a loop must not turn every request into a row write.
@@ -43,7 +51,7 @@ const view = (g: store.GrantRow): GrantView => ({
 
 export type GrantService = ReturnType<typeof createGrantService>;
 
-export function createGrantService({ pool, clock, config }: GrantServiceDeps) {
+export function createGrantService({ pool, clock, config, counters }: GrantServiceDeps) {
   const touched = new Map<string, number>();
 
   const touch = (grantId: string) => {
@@ -56,16 +64,61 @@ export function createGrantService({ pool, clock, config }: GrantServiceDeps) {
   };
 
   return {
-    /** After consent: the grant the library saved becomes one the person can see and revoke. */
-    async recordGrant(g: { id: string; userId: string; clientId: string; clientName: string }, meta: RequestMeta): Promise<GrantView> {
-      return withTransaction(pool, async (tx) => {
-        const owner = await findUserById(tx, g.userId);
-        if (!owner) throw notFound('account');
-        const requestQuota = stampedQuota(config, { ownerPlan: owner.plan, activeOrganizationPlan: null, hasActiveOrganization: false });
-        const row = await store.insertGrant(tx, { ...g, requestQuota });
-        await insertAuditEntry(tx, { type: 'OAUTH_GRANT_CREATED', actorUserId: g.userId, ownerUserId: g.userId, keyId: null, grantId: g.id, ...meta });
-        return view(row);
-      });
+    /**
+     * After consent: checks the owner's limits, has the library save its grant (`save` answers its
+     * id), and makes it one the person can see and revoke. A grant carries a daily quota of its
+     * own, so each one is spent like a key create: it counts toward `maxCreatesPerDay` (Variant A,
+     * the same counter) and live grants toward `oauth.maxGrantsPerUser` (CONTRACT 22).
+     */
+    async recordGrant(g: { userId: string; clientId: string; clientName: string; save: () => Promise<string> }, meta: RequestMeta): Promise<GrantView> {
+      const now = clock();
+      const day = utcDayStart(now);
+      const keys = config.apiKeys;
+      let counted = false;
+      try {
+        return await withTransaction(pool, async (tx) => {
+          // The owner's row lock serializes grants and key creates per person on every instance.
+          if (!(await lockOwner(tx, g.userId))) throw notFound('account');
+          const max = config.oauth.maxGrantsPerUser;
+          if ((await store.countLiveGrants(tx, g.userId)) >= max) {
+            throw new AppError('GRANT_LIMIT', `You already have ${max} connected apps, the most allowed. Disconnect one you no longer use under Settings → Developers → Connected apps, then connect this one again.`);
+          }
+          if (keys.enabled && keys.variant === 'A') {
+            const creates = await counters.increment(createsCounter(g.userId), day, DAY_SECONDS + 3600);
+            counted = true;
+            if (creates > keys.maxCreatesPerDay) {
+              throw new AppError('GRANT_LIMIT', `You have created or connected ${keys.maxCreatesPerDay} keys and apps today, the most allowed per day. Try again after midnight UTC.`, {}, { retryAfterSeconds: secondsUntilNextUtcDay(now) });
+            }
+          }
+          const owner = await findUserById(tx, g.userId);
+          if (!owner) throw notFound('account');
+          const requestQuota = stampedQuota(config, { ownerPlan: owner.plan, activeOrganizationPlan: null, hasActiveOrganization: false });
+          const id = await g.save();
+          const row = await store.insertGrant(tx, { id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, requestQuota });
+          await insertAuditEntry(tx, { type: 'OAUTH_GRANT_CREATED', actorUserId: g.userId, ownerUserId: g.userId, keyId: null, grantId: id, ...meta });
+          return view(row);
+        });
+      } catch (e) {
+        return failedCreate(e, counted ? { counters, userId: g.userId, day } : null);
+      }
+    },
+
+    /**
+     * Dynamic registration is anonymous: each client address may register this many a minute.
+     * Answers nothing when allowed; throws 429 with the seconds to the next window when not.
+     */
+    async registrationAllowed(address: string): Promise<void> {
+      const now = clock().getTime();
+      const windowStart = new Date(now - (now % 60_000));
+      const made = await counters.increment(`oauth-registrations:${address}`, windowStart, 120);
+      if (made > REGISTRATIONS_PER_MINUTE) {
+        throw new AppError('TOO_MANY_REGISTRATIONS', `This address has registered ${REGISTRATIONS_PER_MINUTE} clients in the last minute, the most allowed. Try again in a minute.`, {}, { retryAfterSeconds: Math.max(1, Math.ceil((windowStart.getTime() + 60_000 - now) / 1000)) });
+      }
+    },
+
+    /** The store's hourly clean-up (store.sweepOAuth), on the service's clock. */
+    async sweep(): Promise<{ expired: number; unusedClients: number }> {
+      return store.sweepOAuth(pool, clock());
     },
 
     async listGrants(userId: string): Promise<GrantView[]> {

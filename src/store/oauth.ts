@@ -36,14 +36,22 @@ export async function findStoredByUid(db: Queryable, model: string, uid: string)
   return rows[0] ?? null;
 }
 
-/** Whether an access or refresh token with this value was issued here; one indexed lookup. */
-export async function isIssuedToken(db: Queryable, value: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM oauth_store WHERE model IN ('AccessToken', 'RefreshToken') AND id_hash = $1 LIMIT 1`, [hashId(value)]);
-  return rows.length > 0;
-}
-
-export async function consumeStored(db: Queryable, model: string, id: string): Promise<void> {
-  await db.query('UPDATE oauth_store SET consumed_at = now() WHERE model = $1 AND id_hash = $2 AND consumed_at IS NULL', [model, hashId(id)]);
+/**
+ * Marks a code or token spent, once: `consumed` is true for the one caller whose UPDATE marked the
+ * row, false for every other (already spent, or gone); `grantId` is the row's grant either way.
+ */
+export async function consumeStored(db: Queryable, model: string, id: string): Promise<{ consumed: boolean; grantId: string | null }> {
+  const { rows } = await db.query<{ grant_id: string | null; won: boolean }>(
+    `WITH won AS (
+       UPDATE oauth_store SET consumed_at = now() WHERE model = $1 AND id_hash = $2 AND consumed_at IS NULL RETURNING grant_id
+     )
+     SELECT grant_id, true AS won FROM won
+     UNION ALL
+     SELECT grant_id, false AS won FROM oauth_store WHERE model = $1 AND id_hash = $2 AND NOT EXISTS (SELECT 1 FROM won)`,
+    [model, hashId(id)],
+  );
+  const row = rows[0];
+  return { consumed: row?.won === true, grantId: row?.grant_id ?? null };
 }
 
 export async function destroyStored(db: Queryable, model: string, id: string): Promise<void> {
@@ -53,6 +61,27 @@ export async function destroyStored(db: Queryable, model: string, id: string): P
 /** Every code and token of a grant, whatever its model. */
 export async function destroyByGrant(db: Queryable, grantId: string, model: string | null = null): Promise<void> {
   await db.query('DELETE FROM oauth_store WHERE grant_id = $1 AND ($2::text IS NULL OR model = $2)', [grantId, model]);
+}
+
+/** How long a registered client may wait for its first authorization before it is deleted. */
+export const UNUSED_CLIENT_HOURS = 24;
+
+/**
+ * What the library stored and will never read again (CONTRACT 22): every row past its expiry
+ * (codes, sessions, interactions, tokens, grants), and clients registered more than 24 hours
+ * before `now` that no person ever authorized. Answers how many rows went.
+ */
+export async function sweepOAuth(db: Queryable, now: Date): Promise<{ expired: number; unusedClients: number }> {
+  const expired = await db.query('DELETE FROM oauth_store WHERE expires_at IS NOT NULL AND expires_at <= $1', [now]);
+  // A client's row is found by the hash of its id, as every row is; grants name the id itself.
+  const unused = await db.query(
+    `DELETE FROM oauth_store c
+      WHERE c.model = 'Client'
+        AND (c.payload->>'client_id_issued_at')::bigint <= extract(epoch FROM $1::timestamptz) - $2 * 3600
+        AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE sha256(convert_to(g.client_id, 'UTF8')) = c.id_hash)`,
+    [now, UNUSED_CLIENT_HOURS],
+  );
+  return { expired: expired.rowCount ?? 0, unusedClients: unused.rowCount ?? 0 };
 }
 
 export interface OAuthSecretsRow { cookie_key: string; jwk: Record<string, unknown> }
@@ -77,6 +106,11 @@ export async function insertGrant(db: Queryable, g: { id: string; userId: string
     [g.id, g.userId, g.clientId, g.clientName, g.requestQuota],
   );
   return rows[0]!;
+}
+
+export async function countLiveGrants(db: Queryable, userId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_grants WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  return rows[0]!.n;
 }
 
 export async function listLiveGrants(db: Queryable, userId: string): Promise<GrantRow[]> {

@@ -22,12 +22,13 @@ export function testClock(start: string | Date = new Date()): TestClock {
 }
 
 /** Periodic work the test runs when it chooses (`runAll`), instead of waiting for a timer. */
-export interface ManualEvery { every: Every; runAll(): Promise<void>; /** The intervals asked for. */ intervals: number[] }
+export interface ManualEvery { every: Every; runAll(): Promise<void>; /** The intervals asked for. */ intervals: number[]; /** Tasks not stopped yet. */ running(): number }
 export function manualEvery(): ManualEvery {
   const tasks = new Set<() => Promise<void> | void>();
   const intervals: number[] = [];
   return {
     intervals,
+    running: () => tasks.size,
     every: (ms, task) => {
       tasks.add(task);
       intervals.push(ms);
@@ -75,6 +76,8 @@ export interface TestGateway extends Gateway {
   waitForLog(pattern: RegExp, opts?: { from?: number; timeoutMs?: number }): Promise<void>;
   /** Runs the gateway's periodic work now (the last-use writer). */
   runPeriodic(): Promise<void>;
+  /** The periodic work itself: what was asked for, and what is still running. */
+  periodic: ManualEvery;
   stop(): Promise<void>;
 }
 
@@ -125,6 +128,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     logs,
     waitForLog,
     runPeriodic: periodic.runAll,
+    periodic,
     async stop() {
       await gateway.close();
       if (ownsDatabase) await database.drop();

@@ -3,6 +3,7 @@ import { AppError } from '../../services/errors.ts';
 import { hasValidChecksum, KEY_BODY_LENGTH } from '../../services/keys/format.ts';
 import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
+import { holdsToken, isTokenShaped } from '../../oauth/token-format.ts';
 import type { Resolver } from './resolve.ts';
 
 // An OAuth access token is a credential on the MCP endpoint only (CONTRACT 15). Anywhere else this
@@ -15,6 +16,9 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 /** The Bearer value of a request, when it is one keygate would recognise as its own key. */
 export const looksLikeKey = (value: string, prefix: string): boolean => value.startsWith(prefix) && hasValidChecksum(value);
 
+// One answer for every reason, as for keys: telling them apart would confirm a token existed.
+const invalidToken = () => new AppError('INVALID_API_KEY', 'The access token is not valid: unknown, expired or revoked, or its owner cannot sign in.');
+
 export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, config: Pick<Config, 'apiPrefix' | 'apiKeys'>): Resolver {
   const mcpPath = `${config.apiPrefix}/mcp`;
   const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
@@ -24,6 +28,9 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
     if (!m) return null;
     const value = m[1]!;
     if (keyPrefix !== null && looksLikeKey(value, keyPrefix)) return null;
+    // A value without our mark was never issued here: refused without building the library or
+    // asking the store (CONTRACT 22).
+    if (!isTokenShaped(value)) throw invalidToken();
     const live = await oauth.runtime();
     if (!live) return null;
     const found = await live.provider.AccessToken.find(value);
@@ -31,8 +38,7 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
       ? { grantId: found.grantId, accountId: found.accountId, scopes: (found.scope ?? '').split(' '), audience: ([] as string[]).concat(found.aud ?? []) }
       : null;
     const result = await grants.verify(token, live.resource);
-    // One answer for every reason, as for keys: telling them apart would confirm a token existed.
-    if (result.status !== 'valid') throw new AppError('INVALID_API_KEY', 'The access token is not valid: unknown, expired or revoked, or its owner cannot sign in.');
+    if (result.status !== 'valid') throw invalidToken();
     const { grant, owner } = result;
     return {
       kind: 'key',
@@ -51,30 +57,34 @@ function holdsKey(text: string, prefix: string): boolean {
   return false;
 }
 
-/** The Authorization value, and its Basic credentials decoded: a key hides in either. */
+/**
+ * The Authorization value, and every word of it that reads as base64 decoded: a key or a token
+ * hides in Basic credentials, or base64-wrapped after any other scheme, as well as in plain text.
+ */
 function authorizationTexts(value: string): string[] {
-  const basic = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(value);
-  return basic ? [value, Buffer.from(basic[1]!, 'base64').toString('latin1')] : [value];
+  const texts = [value];
+  for (const word of value.split(/[\s,]+/)) {
+    if (word.length >= 16 && /^[A-Za-z0-9+/_-]+=*$/.test(word)) texts.push(Buffer.from(word, 'base64').toString('latin1'));
+  }
+  return texts;
 }
 
 /**
- * Before anything is forwarded: an Authorization that carries a keygate key (after `Bearer`, beside
- * other credentials, or inside Basic) or is a token keygate issued never reaches the upstream, on
- * any route and whether or not OAuth is on (CONTRACT 15); any other Authorization passes.
+ * Before anything is forwarded: an Authorization that carries a keygate key or a token keygate
+ * issued, in any spelling (after `Bearer` or `DPoP` in any case, bare, beside other credentials,
+ * inside Basic), never reaches the upstream, on any route and whether or not OAuth is on
+ * (CONTRACT 15, 22); any other Authorization passes untouched. Both are recognised by their shape
+ * and checksum, so this costs no lookup.
  */
-export function dropOwnBearer(oauth: OAuthHolder | null, config: Pick<Config, 'apiKeys' | 'apiPrefix'>) {
+export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'apiPrefix'>) {
   const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
   const mcpPath = `${config.apiPrefix}/mcp`;
   return async function dropOwnBearerMiddleware(ctx: Parameters<Resolver>[0], next: () => Promise<unknown>) {
     // On the MCP endpoint the Bearer is the credential the caller chain reads, and the MCP tools
     // build their own upstream headers; everywhere else it must not leave the gateway.
     const value = ctx.path === mcpPath ? '' : ctx.get('authorization');
-    if (value) {
-      const m = BEARER.exec(value);
-      // A token is looked up in the store itself: the library is not built for a forwarded request.
-      const ours = (keyPrefix !== null && authorizationTexts(value).some((t) => holdsKey(t, keyPrefix)))
-        || (m !== null && oauth?.issuer != null && (await oauth.issued(m[1]!)));
-      if (ours) delete ctx.req.headers.authorization;
+    if (value && authorizationTexts(value).some((t) => holdsToken(t) || (keyPrefix !== null && holdsKey(t, keyPrefix)))) {
+      delete ctx.req.headers.authorization;
     }
     await next();
   };

@@ -108,12 +108,15 @@ describe('OAuth for MCP clients: refusals', function () {
 
   it('refuses an authorization without PKCE or with plain, and a wrong verifier or resource at the token endpoint', async () => {
     const person = await signUp(gw.url);
+    // Refused on an error page, never by a redirect to the client (CONTRACT 22).
     for (const params of [{ code_challenge: '', code_challenge_method: '' }, { code_challenge_method: 'plain' }] as Record<string, string>[]) {
       const a = await authorize(person, params);
-      expect(a.redirect?.searchParams.get('error'), JSON.stringify(params)).to.equal('invalid_request');
+      expect(a.redirect, JSON.stringify(params)).to.equal(null);
+      expect(a.status, JSON.stringify(params)).to.equal(400);
     }
     const wrongResource = await authorize(person, { resource: 'https://elsewhere.example/api/mcp' });
-    expect(wrongResource.redirect?.searchParams.get('error')).to.equal('invalid_target');
+    expect(wrongResource.redirect).to.equal(null);
+    expect(wrongResource.status).to.equal(400);
 
     const a = await authorize(person);
     const code = a.redirect!.searchParams.get('code')!;

@@ -55,15 +55,15 @@ export async function signInOnPage(page: Page, email: string, password: string):
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
-/**
- * A connected app made the short way, over plain HTTP: registers a public client named
- * `clientName`, authorizes it with the person's session cookie, allows on the consent step and
- * swaps the code for tokens. flow.test.ts drives the same steps with the SDK and Chromium.
- */
-export async function connectApp(base: string, session: Client, clientName: string): Promise<{ clientId: string; accessToken: string }> {
-  const registered = await new Client(base).post('/oauth/register', { client_name: clientName, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
+/** Registers a public client named `clientName`; answers the registration's body. */
+export async function registerClient(base: string, clientName: string, redirectUris = [REDIRECT]): Promise<{ clientId: string; registrationAccessToken: string }> {
+  const registered = await new Client(base).post('/oauth/register', { client_name: clientName, redirect_uris: redirectUris, token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
   if (registered.status !== 201) throw new Error(`registration: ${registered.status} ${registered.text}`);
-  const clientId = registered.body.client_id as string;
+  return { clientId: registered.body.client_id as string, registrationAccessToken: registered.body.registration_access_token as string };
+}
+
+/** The browser's side: authorizes `clientId` with the person's session and allows on the consent step. */
+export async function authorizeCode(base: string, session: Client, clientId: string): Promise<{ code: string; verifier: string }> {
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const browser = new Client(base);
@@ -78,8 +78,27 @@ export async function connectApp(base: string, session: Client, clientName: stri
     else res = await browser.get(to.pathname + to.search);
   }
   if (!code) throw new Error(`no authorization code: ${res.status} ${res.text.slice(0, 300)}`);
-  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${base}/api/mcp` });
-  const token = await new Client(base).request('POST', '/oauth/token', form.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+  return { code, verifier };
+}
+
+/** POSTs a form to the token endpoint. */
+export const tokenRequest = (base: string, form: Record<string, string>) =>
+  new Client(base).request('POST', '/oauth/token', new URLSearchParams(form).toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+
+export const codeForm = (base: string, clientId: string, code: string, verifier: string) =>
+  ({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${base}/api/mcp` });
+
+export interface ConnectedApp { clientId: string; accessToken: string; refreshToken: string; registrationAccessToken: string }
+
+/**
+ * A connected app made the short way, over plain HTTP: registers a public client named
+ * `clientName`, authorizes it with the person's session cookie, allows on the consent step and
+ * swaps the code for tokens. flow.test.ts drives the same steps with the SDK and Chromium.
+ */
+export async function connectApp(base: string, session: Client, clientName: string): Promise<ConnectedApp> {
+  const { clientId, registrationAccessToken } = await registerClient(base, clientName);
+  const { code, verifier } = await authorizeCode(base, session, clientId);
+  const token = await tokenRequest(base, codeForm(base, clientId, code, verifier));
   if (token.status !== 200) throw new Error(`token: ${token.status} ${token.text}`);
-  return { clientId, accessToken: token.body.access_token as string };
+  return { clientId, accessToken: token.body.access_token as string, refreshToken: token.body.refresh_token as string, registrationAccessToken };
 }

@@ -1,25 +1,22 @@
 import { expect } from 'chai';
 import { createOAuthHolder } from '../../../src/oauth/holder.ts';
 import type { OAuthRuntime } from '../../../src/oauth/provider.ts';
-import type { Pool } from '../../../src/store/db.ts';
 
 // The authorization server is built by its first use, once, and not at all without an issuer.
 
 const fakeRuntime = { issuer: 'http://127.0.0.1:1' } as unknown as OAuthRuntime;
-const noPool = {} as Pool;
 
 describe('the OAuth holder', () => {
   it('names no issuer and builds nothing until it is served', async () => {
     const holder = createOAuthHolder();
     expect(holder.issuer).to.equal(null);
     expect(await holder.runtime()).to.equal(null);
-    expect(await holder.issued('anything')).to.equal(false);
   });
 
   it('names the issuer at once and builds the library with the first use only, once for parallel callers', async () => {
     const holder = createOAuthHolder();
     let builds = 0;
-    holder.serve('http://127.0.0.1:1', noPool, async () => {
+    holder.serve('http://127.0.0.1:1', async () => {
       builds++;
       return fakeRuntime;
     });
@@ -35,7 +32,7 @@ describe('the OAuth holder', () => {
   it('tries again after a build that failed (the database was down, say)', async () => {
     const holder = createOAuthHolder();
     let builds = 0;
-    holder.serve('http://127.0.0.1:1', noPool, async () => {
+    holder.serve('http://127.0.0.1:1', async () => {
       builds++;
       if (builds === 1) throw new Error('database down');
       return fakeRuntime;
