@@ -136,6 +136,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     pool, clock, flushIntervalMs: opts.usageFlush?.intervalMs, every: opts.usageFlush?.every ?? opts.every ?? systemEvery,
     onWrite: () => usageWrites.inc(),
     onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
+    onDropped: (tally, err) => logger.error({ ...tally, reason: (err as Error).message }, 'a usage tally the database refused was dropped; the others were written'),
   });
   const grants = createGrantService({ pool, clock, config });
   // Named once the listen address is known (without publicUrl it is the issuer); the library is
