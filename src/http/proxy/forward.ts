@@ -3,7 +3,7 @@ import { AppError } from '../../services/errors.ts';
 import { duration, MAX_BODY_BYTES, requestTimeout, tooLarge } from '../body.ts';
 import type { GatewayContext } from '../state.ts';
 import { boundedBody, type BoundedBody } from './body-stream.ts';
-import { callerSlots } from './concurrency.ts';
+import { callerSlots, type CallerSlots } from './concurrency.ts';
 import { forwardHeaders, type PermissionSpelling } from './headers.ts';
 import { gatewayTimeout, relay, type Upstream, type UpstreamAnswer } from './upstream.ts';
 
@@ -17,6 +17,8 @@ export interface ForwardLimits {
   maxConcurrentPerCaller: number;
   /** A body that sends nothing for this long gets 408. */
   bodyIdleMs: number;
+  /** The callers' slots, shared with the MCP tools' forwards (CONTRACT 22); default: this forwarder's own. */
+  slots?: CallerSlots;
 }
 
 /** Why an exchange ended with nobody left to answer: the client hung up. */
@@ -33,7 +35,7 @@ function goneBeforeAnswer(ctx: GatewayContext): void {
 const hasBody = (ctx: GatewayContext) => (ctx.get('content-length') !== '' && ctx.get('content-length') !== '0') || ctx.get('transfer-encoding') !== '';
 
 export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, servedHere: (path: string) => boolean, spell: PermissionSpelling, limits: ForwardLimits) {
-  const slots = callerSlots(limits.maxConcurrentPerCaller);
+  const slots = limits.slots ?? callerSlots(limits.maxConcurrentPerCaller);
 
   async function exchange(ctx: GatewayContext, up: Upstream): Promise<UpstreamAnswer> {
     const ended = new AbortController();
