@@ -47,10 +47,14 @@ export function expiryAtCreate(choice: ExpiryChoice, now: Date, maxLifetimeDays:
   return maxLifetimeDays === undefined ? null : new Date(now.getTime() + maxLifetimeDays * 86_400_000);
 }
 
-/** A successor keeps its predecessor's lifetime length; a key that had none gets the operator's policy. */
+/**
+ * A successor keeps its predecessor's lifetime length; a key that had none gets the operator's
+ * policy. A successor is a new key, so a year at most, as at creation: an expiry moved far out by
+ * the update route would otherwise be answered with a five-digit year (CONTRACT 22).
+ */
 export function successorExpiry(old: { created_at: Date; expires_at: Date | null }, now: Date, maxLifetimeDays: number | undefined): Date | null {
   if (old.expires_at) {
-    const lifetime = old.expires_at.getTime() - old.created_at.getTime();
+    const lifetime = Math.min(old.expires_at.getTime() - old.created_at.getTime(), MAX_EXPIRES_IN_SECONDS * 1000);
     const capped = maxLifetimeDays === undefined ? lifetime : Math.min(lifetime, maxLifetimeDays * 86_400_000);
     return new Date(now.getTime() + capped);
   }

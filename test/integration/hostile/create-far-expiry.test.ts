@@ -43,4 +43,22 @@ describe('hostile: a key created to expire in the far future', () => {
     expect(rotated.status, rotated.text).to.equal(201);
     expect(rotated.body.expiresAt).to.match(RFC3339);
   });
+
+  it('when a key is moved to 9999-12-31 by the update route and rotated, then the successor expires within a year, in four digits', async () => {
+    const { client } = await signUp(gw.url);
+    const key = (await client.post('/api/api-keys', { name: 'moved', expiresIn: 7200 })).body;
+    const moved = await client.post('/api/auth/api-key/update', { keyId: key.id, expiresAt: '9999-12-31T23:59:59Z' });
+    expect(moved.status, moved.text).to.equal(200);
+    expect(moved.body.expiresAt).to.equal('9999-12-31T23:59:59.000Z');
+    // A day later: keeping the old lifetime length would now end past 9999 (`+010000-…`).
+    gw.clock.advance(86_400_000);
+    try {
+      const rotated = await client.post(`/api/api-keys/${key.id}/rotate`, { gracePeriodSeconds: 0 });
+      expect(rotated.status, rotated.text).to.equal(201);
+      expect(rotated.body.expiresAt).to.match(RFC3339);
+      expect(new Date(rotated.body.expiresAt).getTime()).to.be.at.most(gw.clock.now().getTime() + YEAR_MS);
+    } finally {
+      gw.clock.advance(-86_400_000);
+    }
+  });
 });
