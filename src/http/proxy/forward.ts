@@ -3,9 +3,10 @@ import { AppError } from '../../services/errors.ts';
 import { duration, MAX_BODY_BYTES, requestTimeout, tooLarge } from '../body.ts';
 import type { GatewayContext } from '../state.ts';
 import { boundedBody, type BoundedBody } from './body-stream.ts';
-import { callerSlots, type CallerSlots } from './concurrency.ts';
+import { callerSlots } from './concurrency.ts';
 import { forwardHeaders, type PermissionSpelling } from './headers.ts';
 import { gatewayTimeout, relay, type Upstream, type UpstreamAnswer } from './upstream.ts';
+import type { CallerSlots } from './concurrency.ts';
 
 // Forwards allowed requests that no local route answered, bounded in every direction (CONTRACT 17):
 // how many one caller holds, how long the body may go quiet or take, how long the upstream may
