@@ -33,6 +33,7 @@ import { healthRoutes, type Probe } from './http/routes/health.ts';
 import { contentRoute } from './http/proxy/content.ts';
 import type { Upstream } from './http/proxy/upstream.ts';
 import { forwardUpstream } from './http/proxy/forward.ts';
+import type { CallerSlots } from './http/proxy/concurrency.ts';
 import { limitHeaderCount } from './http/proxy/headers.ts';
 import { BODY_IDLE_MS } from './http/body.ts';
 import { mcpRefusal, isMcpRefusal } from './mcp/refusal.ts';
@@ -69,6 +70,8 @@ export interface AppDeps {
   bodyIdleMs?: number;
   /** OAuth for MCP clients (CONTRACT 15); the holder stays empty while there is no issuer. */
   oauth?: { holder: OAuthHolder; grants: GrantService };
+  /** Each caller's share of upstream.maxConcurrentPerCaller, held by REST and MCP forwards alike. */
+  slots?: CallerSlots;
   /** Routers served by the gateway itself beyond the API: the MCP endpoint, the pages. */
   extraRouters?: Router<GatewayState>[];
   /** Answers a refused or unknown browser navigation as a page; false leaves it a problem. */
@@ -208,7 +211,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   // it as the gateway's route, so the upstream must not get to answer it differently.
   const servedHere = (path: string) => firstRouter(path.toLowerCase()) >= 0;
   const { timeoutMs, maxConcurrentPerCaller } = config.upstream;
-  app.use(forwardUpstream(deps.upstream, prefix, servedHere, (p) => permissionNames(deps.policy.current.scopes, p), { timeoutMs, maxConcurrentPerCaller, bodyIdleMs: deps.bodyIdleMs ?? BODY_IDLE_MS }));
+  app.use(forwardUpstream(deps.upstream, prefix, servedHere, (p) => permissionNames(deps.policy.current.scopes, p), { timeoutMs, maxConcurrentPerCaller, bodyIdleMs: deps.bodyIdleMs ?? BODY_IDLE_MS, slots: deps.slots }));
   app.use(localRoutes(local, firstRouter));
   const routes = local.flatMap((r) => r.stack.map((layer) => ({ methods: [...layer.methods], path: String(layer.path) })));
   return { app, routes };

@@ -25,6 +25,7 @@ import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota
 import { createQuotaSpender, type LeaseOptions, type QuotaSpender } from './services/quota-lease.ts';
 import { listen, type Signal } from './store/notify.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
+import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { webRoutes } from './web/routes.ts';
 import { pageErrors } from './web/error-page.ts';
@@ -145,6 +146,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     pool, clock, flushIntervalMs: opts.usageFlush?.intervalMs, every: opts.usageFlush?.every ?? opts.every ?? systemEvery,
     onWrite: () => usageWrites.inc(),
     onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
+    onDropped: (tally, err) => logger.error({ ...tally, reason: (err as Error).message }, 'a usage tally the database refused was dropped; the others were written'),
   });
   const grants = createGrantService({ pool, clock, config, counters });
   // Named once the listen address is known (without publicUrl it is the issuer); the library is
@@ -170,10 +172,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   closeHooks.add('leased-quota', () => quota.close());
   const tracker = createRequestTracker();
   const upstream = config.upstream.url ? createUpstream(config.upstream.url, { timeoutMs: config.upstream.timeoutMs }) : null;
+  // One count per caller for REST forwards and MCP tool calls together (CONTRACT 22).
+  const slots = callerSlots(config.upstream.maxConcurrentPerCaller);
 
   const { app, routes } = createApp({
-    config, accounts, audit: createAuditService({ pool }), keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy })],
+    config, accounts, audit: createAuditService({ pool }), keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy })],
     pageErrors: pageErrors(config),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.mcpServer.enabled ? { holder: oauth, grants } : undefined,

@@ -9,6 +9,7 @@ import type { PolicyHolder } from '../policy/engine.ts';
 import { mcpToolRefusal } from '../policy/refusal.ts';
 import { permissionNames } from '../policy/scopes.ts';
 import { identityHeaders, type Upstream } from '../http/proxy/upstream.ts';
+import type { CallerSlots, Release } from '../http/proxy/concurrency.ts';
 import type { Caller } from '../http/state.ts';
 
 // The tools of `mcpServer.tools`: each call becomes one upstream request made as the key's owner,
@@ -31,6 +32,8 @@ export interface ForwardContext {
   apiPrefix: string;
   /** x-forwarded-* of the MCP request, as the REST forwarder sends them. */
   forwarded: Record<string, string>;
+  /** The same per-caller slots REST forwards take (upstream.maxConcurrentPerCaller). */
+  slots: CallerSlots;
 }
 
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -101,13 +104,35 @@ export async function forwardTool(tool: ForwardedTool, input: ToolInput, fx: For
   const refused = mcpToolRefusal(fx.policy.current, fx.caller, method, found.path, fx.apiPrefix);
   if (refused) return refusedResult(refusalError(refused));
   if (!fx.upstream) return toolError(`404 NOT_FOUND: no upstream service is configured, so nothing answers ${method} ${found.path}.`);
+  // A tool call is a forward like any other: without a slot, one key's agent could hold every
+  // upstream connection. Refused as the REST 429 TOO_MANY_CONCURRENT, in a tool result.
+  let release: Release;
+  try {
+    release = fx.slots.take(fx.caller);
+  } catch (e) {
+    if (e instanceof AppError) return refusedResult(e);
+    throw e;
+  }
+  try {
+    return await sendTool(fx.upstream, method, found, headersFor(fx, method), inQueryOf(method));
+  } finally {
+    release();
+  }
+}
 
-  const inQuery = method === 'GET' || method === 'DELETE';
+const inQueryOf = (method: string) => method === 'GET' || method === 'DELETE';
+
+function headersFor(fx: ForwardContext, method: string): Record<string, string> {
   const headers: Record<string, string> = { accept: 'application/json', ...fx.forwarded, ...identityHeaders(fx.caller, (p) => permissionNames(fx.policy.current.scopes, p)) };
-  if (!inQuery) headers['content-type'] = 'application/json';
+  if (!inQueryOf(method)) headers['content-type'] = 'application/json';
+  return headers;
+}
+
+/** The upstream exchange of one tool call, its answer read whole: the slot is held until then. */
+async function sendTool(upstream: Upstream, method: string, found: { path: string; rest: ToolInput }, headers: Record<string, string>, inQuery: boolean): Promise<CallToolResult> {
   let res: Awaited<ReturnType<Upstream['send']>>;
   try {
-    res = await fx.upstream.send({
+    res = await upstream.send({
       method,
       path: found.path + (inQuery ? queryString(found.rest) : ''),
       headers,

@@ -8,6 +8,7 @@ import type { KeyService } from '../services/keys/service.ts';
 import { AppError } from '../services/errors.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
 import type { Upstream } from '../http/proxy/upstream.ts';
+import { callerSlots, type CallerSlots } from '../http/proxy/concurrency.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
 import { parseBody } from '../http/body.ts';
 import { prepareTool, type ForwardedTool } from './forward.ts';
@@ -15,7 +16,11 @@ import { BUILT_IN_TOOLS } from './tool-names.ts';
 import { publicBase } from './refusal.ts';
 import type { OAuthHolder } from '../oauth/holder.ts';
 
-export interface McpDeps { config: Config; keys: KeyService; policy: PolicyHolder; upstream: Upstream | null; oauth?: OAuthHolder }
+export interface McpDeps {
+  config: Config; keys: KeyService; policy: PolicyHolder; upstream: Upstream | null; oauth?: OAuthHolder;
+  /** The REST forwarder's slots, so one caller's REST and MCP forwards share one bound; default: own. */
+  slots?: CallerSlots;
+}
 
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
@@ -51,7 +56,7 @@ export function mcpSwitch(config: Pick<Config, 'apiPrefix' | 'mcpServer'>) {
 }
 
 /** `/api/mcp` (MCP Streamable HTTP, stateless) and the RFC 9728 metadata that points clients at it. */
-export function mcpRoutes({ config, keys, policy, upstream, oauth }: McpDeps): Router<GatewayState> {
+export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = callerSlots(config.upstream.maxConcurrentPerCaller) }: McpDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const mcpPath = `${config.apiPrefix}/mcp`;
   if (!config.mcpServer.enabled) {
@@ -92,7 +97,7 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth }: McpDeps): R
     if (Array.isArray(body)) throw new AppError('VALIDATION_FAILED', 'JSON-RPC batches are not accepted here; send one message per request.');
     const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk();
     const server = buildMcpServer({
-      caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix,
+      caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix, slots,
       forwarded: { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol },
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -207,6 +207,17 @@ export function resolveGrant(catalog: ScopeCatalog, features: FeatureSwitches, i
   const wanted = new Map<string, { path: string; actions: string[] }>();
   for (const [scope, actions] of Object.entries(input.permissions ?? {})) wanted.set(scope, { path: `permissions.${scope}`, actions });
   for (const shorthand of ['ai', 'mcp'] as const) {
+    // The shorthand and permissions must say the same thing (CONTRACT 22): `mcp: false` beside
+    // `permissions.mcp` was read as a grant, so a client that shows the flag showed the wrong one.
+    const listed = input.permissions?.[shorthand];
+    if (input[shorthand] === false && listed !== undefined) {
+      errors.push({ path: shorthand, message: `is false, but permissions.${shorthand} grants it; send one or make them agree` });
+      continue;
+    }
+    if (input[shorthand] === true && listed !== undefined && !listed.includes('access')) {
+      errors.push({ path: shorthand, message: `is true (${shorthand}: ["access"]), but permissions.${shorthand} leaves "access" out; send one or make them agree` });
+      continue;
+    }
     if (input[shorthand] !== true) continue;
     const entry = wanted.get(shorthand) ?? { path: shorthand, actions: [] };
     entry.actions = [...entry.actions, 'access'];

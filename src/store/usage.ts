@@ -1,25 +1,35 @@
 import type { Queryable } from './db.ts';
 
-// Daily usage totals per key (table key_usage_daily). Days are UTC dates written as 'YYYY-MM-DD'.
+// Daily usage totals per key (table key_usage_daily) and per OAuth grant (grant_usage_daily).
+// Days are UTC dates written as 'YYYY-MM-DD'.
 
-export interface UsageDelta { keyId: string; day: string; requests: number; refused: number }
+export type UsageSubject = 'key' | 'grant';
+export interface UsageDelta { subject: UsageSubject; id: string; day: string; requests: number; refused: number }
 export interface UsageRow { day: string; requests: number; refused: number }
 
-/** One statement for a whole batch of tallies: adds to what other instances already wrote. */
-export async function addUsage(db: Queryable, deltas: UsageDelta[]): Promise<void> {
-  if (!deltas.length) return;
-  // A key deleted meanwhile (its owner's account removed) would fail the whole batch on the foreign
-  // key; the join with apikeys leaves it out instead.
-  await db.query(
-    `INSERT INTO key_usage_daily (key_id, day, requests, refused)
-     SELECT d.key_id, d.day, d.requests, d.refused
-       FROM unnest($1::uuid[], $2::date[], $3::bigint[], $4::bigint[]) AS d(key_id, day, requests, refused)
-       JOIN apikeys k ON k.id = d.key_id
+// A key id is a uuid, a grant id the library's text. The join leaves out a key or grant deleted
+// meanwhile (its owner's account removed), which would otherwise fail the batch on the foreign key.
+const ADD = {
+  key: `INSERT INTO key_usage_daily (key_id, day, requests, refused)
+     SELECT d.id, d.day, d.requests, d.refused
+       FROM unnest($1::uuid[], $2::date[], $3::bigint[], $4::bigint[]) AS d(id, day, requests, refused)
+       JOIN apikeys k ON k.id = d.id
      ON CONFLICT (key_id, day) DO UPDATE
        SET requests = key_usage_daily.requests + EXCLUDED.requests,
            refused = key_usage_daily.refused + EXCLUDED.refused`,
-    [deltas.map((d) => d.keyId), deltas.map((d) => d.day), deltas.map((d) => d.requests), deltas.map((d) => d.refused)],
-  );
+  grant: `INSERT INTO grant_usage_daily (grant_id, day, requests, refused)
+     SELECT d.id, d.day, d.requests, d.refused
+       FROM unnest($1::text[], $2::date[], $3::bigint[], $4::bigint[]) AS d(id, day, requests, refused)
+       JOIN oauth_grants g ON g.id = d.id
+     ON CONFLICT (grant_id, day) DO UPDATE
+       SET requests = grant_usage_daily.requests + EXCLUDED.requests,
+           refused = grant_usage_daily.refused + EXCLUDED.refused`,
+} as const;
+
+/** One statement for a batch of tallies of one subject: adds to what other instances already wrote. */
+export async function addUsage(db: Queryable, subject: UsageSubject, deltas: UsageDelta[]): Promise<void> {
+  if (!deltas.length) return;
+  await db.query(ADD[subject], [deltas.map((d) => d.id), deltas.map((d) => d.day), deltas.map((d) => d.requests), deltas.map((d) => d.refused)]);
 }
 
 /** The days of [from, to] that have counts; the caller fills quiet days with zeros. */
@@ -34,4 +44,5 @@ export async function readUsage(db: Queryable, keyId: string, from: string, to: 
 
 export async function deleteUsageBefore(db: Queryable, day: string): Promise<void> {
   await db.query('DELETE FROM key_usage_daily WHERE day < $1::date', [day]);
+  await db.query('DELETE FROM grant_usage_daily WHERE day < $1::date', [day]);
 }

@@ -76,7 +76,7 @@ export async function benchShadow(pool: Pool, calls = 500_000, rounds = 3): Prom
 
 /** `record` as the quota middleware calls it, once per key request, over `keys` distinct keys. */
 export async function benchUsageTally(pool: Pool, calls = 1_000_000, keys = 1_000): Promise<UsageTallyResult> {
-  const ids = Array.from({ length: keys }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+  const ids = Array.from({ length: keys }, (_, i) => ({ subject: 'key' as const, id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` }));
   // Never flushed: the timer is a no-op and close is never called, so nothing reaches the pool.
   const usage = createUsageService({ pool, clock: () => new Date(), every: () => () => {} });
   const at = new Date();

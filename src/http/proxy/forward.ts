@@ -7,6 +7,7 @@ import { standDown } from '../body-deadline.ts';
 import { callerSlots } from './concurrency.ts';
 import { forwardHeaders, type PermissionSpelling } from './headers.ts';
 import { gatewayTimeout, relay, type Upstream, type UpstreamAnswer } from './upstream.ts';
+import type { CallerSlots } from './concurrency.ts';
 
 // Forwards allowed requests that no local route answered, bounded in every direction (CONTRACT 17):
 // how many one caller holds, how long the body may go quiet or take, how long the upstream may
@@ -18,6 +19,8 @@ export interface ForwardLimits {
   maxConcurrentPerCaller: number;
   /** A body that sends nothing for this long gets 408. */
   bodyIdleMs: number;
+  /** The callers' slots, shared with the MCP tools' forwards (CONTRACT 22); default: this forwarder's own. */
+  slots?: CallerSlots;
 }
 
 /** Why an exchange ended with nobody left to answer: the client hung up. */
@@ -34,7 +37,7 @@ function goneBeforeAnswer(ctx: GatewayContext): void {
 const hasBody = (ctx: GatewayContext) => (ctx.get('content-length') !== '' && ctx.get('content-length') !== '0') || ctx.get('transfer-encoding') !== '';
 
 export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, servedHere: (path: string) => boolean, spell: PermissionSpelling, limits: ForwardLimits) {
-  const slots = callerSlots(limits.maxConcurrentPerCaller);
+  const slots = limits.slots ?? callerSlots(limits.maxConcurrentPerCaller);
 
   async function exchange(ctx: GatewayContext, up: Upstream): Promise<UpstreamAnswer> {
     const ended = new AbortController();

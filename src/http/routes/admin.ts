@@ -4,12 +4,13 @@ import type { AccountService } from '../../services/accounts.ts';
 import type { KeyService } from '../../services/keys/service.ts';
 import type { AuditService } from '../../services/audit.ts';
 import { idParam, parseQuery } from '../body.ts';
+import { queryInt } from '../query-int.ts';
 import type { GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { requireSessionCaller } from './callers.ts';
 
 export const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: queryInt(1, 100, 50),
   cursor: z.string().max(200).optional(),
 }).strict();
 

@@ -4,6 +4,7 @@ import type { RotationService } from '../../services/keys/rotation.ts';
 import { DEFAULT_GRACE_SECONDS } from '../../services/keys/rotation.ts';
 import type { UsageService } from '../../services/usage.ts';
 import { idParam, parseBody, parseQuery } from '../body.ts';
+import { queryInt } from '../query-int.ts';
 import type { GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { requireSessionCaller, requireUser } from './callers.ts';
@@ -13,7 +14,7 @@ export const rotateBody = z.object({
 }).strict();
 
 export const usageQuery = z.object({
-  days: z.coerce.number().int().min(1).max(90).default(30),
+  days: queryInt(1, 90, 30),
 }).strict();
 
 export interface KeyLifeRoutesDeps { rotation: RotationService; usage: UsageService }

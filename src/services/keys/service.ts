@@ -16,7 +16,7 @@ import { generateKey, keyStart } from './format.ts';
 import { signal } from '../../store/notify.ts';
 import type { ApiKeyView, KeyState, Permissions } from './types.ts';
 import { permissionWords, resolveGrant, type GrantInput, type ScopeCatalog } from '../../policy/scopes.ts';
-import { boundedExpiry, expiresSoon, expiryAtCreate, type ExpiryChoice } from './expiry.ts';
+import { expiresSoon, expiryAtCreate, lifetimeBoundedExpiry, type ExpiryChoice } from './expiry.ts';
 
 export interface KeyServiceDeps {
   pool: Pool;
@@ -205,7 +205,8 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged, 
     async updateKey(userId: string, keyId: string, input: UpdateInput): Promise<ApiKeyView> {
       requireEnabled();
       const now = clock();
-      if (input.expiresAt !== undefined) boundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
+      // Any instant, the past included: that is how an owner expires a key now (CONTRACT 14).
+      if (input.expiresAt !== undefined) lifetimeBoundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
       const row = await withTransaction(pool, async (tx) => {
         const updated = await keys.updateKey(tx, keyId, userId, input, now);
         if (updated) await signal(tx, { type: 'key', id: keyId });

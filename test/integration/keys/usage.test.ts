@@ -42,6 +42,8 @@ for (const counters of ['postgres', 'redis'] as const) {
       for (let i = 0; i < 5; i++) statuses.push((await asKey.get('/api/auth/get-session')).status);
       expect(statuses).to.deep.equal([200, 200, 200, 429, 429]);
 
+      // Visible once the periodic flush has run (every 5 s); a read never flushes (CONTRACT 22).
+      await ticker.runAll();
       const res = await client.get(`/api/api-keys/${key.id}/usage?days=7`);
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ keyId: key.id, limit: 3 });
@@ -105,7 +107,7 @@ for (const counters of ['postgres', 'redis'] as const) {
       gw.clock.advance(DAY);
       try {
         await new Client(gw.url).withKey(k.key).get('/api/auth/get-session');
-        await client.get(`/api/api-keys/${k.id}/usage?days=1`);
+        await ticker.runAll();
         expect((await usageRows(gw, k.id)).map((r) => r.day)).to.not.include(old);
         const all = (await client.get(`/api/api-keys/${k.id}/usage?days=90`)).body.days;
         expect(all[0].date).to.equal(iso(new Date(gw.clock.now().getTime() - 89 * DAY)));
@@ -157,6 +159,7 @@ describe('API keys: who may read usage', () => {
     await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [admin.user.id]);
     const key = (await owner.client.post('/api/api-keys', { name: 'k' })).body;
     await new Client(gw.url).withKey(key.key).get('/api/auth/get-session');
+    await gw.runPeriodic();
     expect((await other.client.get(`/api/api-keys/${key.id}/usage`)).status).to.equal(404);
     expect((await owner.client.get('/api/api-keys/not-a-uuid/usage')).status).to.equal(404);
     const byAdmin = await admin.client.get(`/api/admin/api-keys/${key.id}/usage?days=2`);
@@ -165,10 +168,13 @@ describe('API keys: who may read usage', () => {
     expect((await other.client.get(`/api/admin/api-keys/${key.id}/usage`)).status).to.equal(403);
     expect((await new Client(gw.url).withKey(key.key).get(`/api/admin/api-keys/${key.id}/usage`)).status).to.equal(403);
     // A key reads its own usage (a read, open to keys). Every request the key authenticated
-    // counts: the first one, the refused admin read, and this one.
+    // counts: the first one, the refused admin read, and (after the next flush) this one.
+    await gw.runPeriodic();
     const own = await new Client(gw.url).withKey(key.key).get(`/api/api-keys/${key.id}/usage?days=1`);
     expect(own.status).to.equal(200);
-    expect(own.body.days[0].requests).to.equal(3);
+    expect(own.body.days[0].requests).to.equal(2);
+    await gw.runPeriodic();
+    expect((await owner.client.get(`/api/api-keys/${key.id}/usage?days=1`)).body.days[0].requests).to.equal(3);
     expect((await new Client(gw.url).get(`/api/api-keys/${key.id}/usage`)).status).to.equal(401);
   });
 

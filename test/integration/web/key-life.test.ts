@@ -55,6 +55,8 @@ describe("web: a key's life on Settings → Developers (CONTRACT 14)", function 
     const { page } = t;
     const key = await createKey(page, 'busy');
     for (let i = 0; i < 3; i++) await new Client(gw.url).withKey(key).get('/api/auth/get-session');
+    // The periodic flush makes them visible; reading usage never writes (CONTRACT 22).
+    await gw.runPeriodic();
     await page.reload();
     const item = keyItem(page, 'busy');
     await item.locator('figcaption').getByText('3 requests in the last 30 days').waitFor();
