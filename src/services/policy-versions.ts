@@ -1,7 +1,6 @@
 // The policy's record (CONTRACT 13): each apply a numbered version of the model, policy and scopes
 // texts; rollback and promote add versions, so the record is never rewritten. A candidate waits
 // beside the live policy while every instance evaluates it in the shadow.
-import { createHash } from 'node:crypto';
 import { withTransaction, type Pool } from '../store/db.ts';
 import { lockPolicy, readStoredRules, replaceRules } from '../store/casbin.ts';
 import { signal } from '../store/notify.ts';
@@ -10,15 +9,13 @@ import {
   type CandidateRow, type DivergenceRow, type VersionRow,
 } from '../store/policy-versions.ts';
 import { listInstancesSeenSince, type InstanceRow } from '../store/fleet.ts';
-import { createPolicyEngineFromRules, PolicyLoadError, type PolicyEngine } from '../policy/engine.ts';
+import { checkBundle, policySha256, sourceNamed, type PolicyTexts } from '../policy/bundle.ts';
+import { createPolicyEngineFromRules, type PolicyEngine } from '../policy/engine.ts';
 import { parseScopes } from '../policy/scopes.ts';
 import { readScopesText, writeScopesText } from '../store/policy-scopes.ts';
-import { describeProblems, parsePolicy, type PolicyRule } from '../policy/rules.ts';
+import type { PolicyRule } from '../policy/rules.ts';
 import { AppError } from './errors.ts';
 import type { Clock } from './clock.ts';
-
-/** The three texts a version holds. `scopes` is '' where no scopes file is configured. */
-export interface PolicyTexts { model: string; policy: string; scopes: string }
 
 export interface Authorship { by: string; message: string }
 
@@ -26,16 +23,9 @@ export type ApplyOutcome =
   | { status: 'applied'; version: number; rules: number }
   | { status: 'already-live'; version: number };
 
-/** One digest of the three texts; JSON keeps `a`+`bc` and `ab`+`c` apart. */
-export function policySha256(t: PolicyTexts): string {
-  return createHash('sha256').update(JSON.stringify([t.model, t.policy, t.scopes])).digest('hex');
-}
-
-/** The engine the texts make, read with their own scopes (the shipped ones where they hold none). */
+/** The engine the texts make, read with their own scopes (without a catalog where they hold none). */
 export async function engineOfTexts(t: PolicyTexts, source: string): Promise<PolicyEngine> {
-  const parsed = parsePolicy(t.policy);
-  if (parsed.problems.length) throw new PolicyLoadError(`${source} has malformed lines:\n${describeProblems(parsed.problems, source)}`);
-  return createPolicyEngineFromRules(t.model, parsed.rules, t.scopes ? { scopes: parseScopes(t.scopes, `the scopes of ${source}`) } : {});
+  return (await checkBundle(t, sourceNamed(source))).engine;
 }
 
 /** Parses and test-builds the texts: a policy the model cannot evaluate never reaches the store. */

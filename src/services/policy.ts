@@ -9,17 +9,15 @@ import { packageRoot } from '../config.ts';
 import { withTransaction, type Pool } from '../store/db.ts';
 import { countRules, lockPolicy, readStoredRules, replaceRules } from '../store/casbin.ts';
 import { readScopesText, writeScopesText } from '../store/policy-scopes.ts';
-import { createPolicyEngineFromRules, PolicyLoadError, type PolicyEngine, type PolicyHolder } from '../policy/engine.ts';
-import { describeProblems, parsePolicy, ruleToCsvRow, type PolicyRule } from '../policy/rules.ts';
+import { checkBundle, type PolicyBundle, type PolicyTexts } from '../policy/bundle.ts';
+import { createPolicyEngineFromRules, type PolicyEngine, type PolicyHolder } from '../policy/engine.ts';
+import { parsePolicy, ruleToCsvRow, type PolicyRule } from '../policy/rules.ts';
 import { parseScopes, type ScopeCatalog } from '../policy/scopes.ts';
 import { findCandidate, findLiveVersion, type CandidateRow, type VersionRow } from '../store/policy-versions.ts';
 import type { DecisionObserver } from './policy-shadow.ts';
 
 /** `scopes` defaults to the scopes.yaml beside the policy file, else the shipped one. */
 export interface PolicyFiles { model: string; file: string; scopes?: string }
-
-/** The three texts that make a policy: what apply stores, what a reload reads back. */
-export interface PolicyTexts { model: string; policy: string; scopes: string }
 
 export function scopesFileFor(files: PolicyFiles): string {
   if (files.scopes) return files.scopes;
@@ -62,27 +60,21 @@ export async function readPolicyFiles(files: PolicyFiles): Promise<PolicyTexts> 
   return { model, policy, scopes };
 }
 
-/** Parses and test-builds a policy: one the model cannot evaluate never reaches the store. */
-async function checkedPolicy(texts: PolicyTexts, source: { policy: string; scopes: string }): Promise<{ rules: PolicyRule[]; scopes: ScopeCatalog }> {
-  const parsed = parsePolicy(texts.policy);
-  if (parsed.problems.length) throw new PolicyLoadError(`${source.policy} has malformed lines:\n${describeProblems(parsed.problems, source.policy)}`);
-  const scopes = parseScopes(texts.scopes, source.scopes);
-  await createPolicyEngineFromRules(texts.model, parsed.rules, { scopes });
-  return { rules: parsed.rules, scopes };
-}
+/** The files' texts checked: one the model cannot evaluate never reaches the store. */
+const checkedFiles = (texts: PolicyTexts, source: { policy: string; scopes: string }): Promise<PolicyBundle> => checkBundle(texts, { ...source, scopesFromFile: true });
 
 /**
  * Replaces every stored line and the stored scopes with the given texts', in one transaction under
  * the policy lock: an instance reloading on its commit reads lines and scopes that belong together.
  */
 export async function applyPolicy(pool: Pool, texts: PolicyTexts, source = { policy: 'policy', scopes: 'scopes.yaml' }): Promise<{ rules: number; scopes: number }> {
-  const checked = await checkedPolicy(texts, source);
+  const checked = await checkedFiles(texts, source);
   await withTransaction(pool, async (tx) => {
     await lockPolicy(tx);
     await writeScopesText(tx, texts.scopes);
     await replaceRules(tx, checked.rules);
   });
-  return { rules: checked.rules.length, scopes: checked.scopes.list.length };
+  return { rules: checked.rules.length, scopes: checked.engine.scopes.list.length };
 }
 
 /** The stored policy's lines and scopes text; null scopes when nothing was ever stored. */
@@ -177,8 +169,8 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
      */
     async bootstrap() {
       const texts = await readPolicyFiles(files);
-      const checked = await checkedPolicy(texts, source);
-      fileScopes = checked.scopes;
+      const checked = await checkedFiles(texts, source);
+      fileScopes = checked.engine.scopes;
       const seeded = await withTransaction(pool, async (tx) => {
         await lockPolicy(tx);
         // A store filled before scopes were stored gets the files' scopes beside its lines.

@@ -1,6 +1,7 @@
 // `keygate policy apply [FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT]`.
 import { parseArgs } from 'node:util';
-import { engineOfTexts, policySha256, type PolicyTexts } from '../../services/policy-versions.ts';
+import { policySha256, type PolicyTexts } from '../../policy/bundle.ts';
+import { engineOfTexts } from '../../services/policy-versions.ts';
 import { safetyChecks } from './checks.ts';
 import { CliError, display, type LoadedPolicy } from './common.ts';
 import { printDiff } from './diff.ts';

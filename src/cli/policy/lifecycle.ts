@@ -5,7 +5,8 @@ import { resolve } from 'node:path';
 import type { Config } from '../../config.ts';
 import type { OpenDatabase } from '../../services/database.ts';
 import { systemClock, type Clock } from '../../services/clock.ts';
-import { createPolicyVersionService, type ApplyOutcome, type PolicyTexts, type PolicyVersionService } from '../../services/policy-versions.ts';
+import { createPolicyVersionService, type ApplyOutcome, type PolicyVersionService } from '../../services/policy-versions.ts';
+import type { PolicyTexts } from '../../policy/bundle.ts';
 import { CliError, type CliIo } from './common.ts';
 
 export interface LifecycleContext {
