@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
-import { createPolicyService } from '../../../src/services/policy.ts';
+import { createPolicyService } from '../../../src/services/policy/index.ts';
 import { parsePolicy, ruleToCsvRow } from '../../../src/policy/rules.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
-import { createPolicyService } from '../../../src/services/policy.ts';
+import { createPolicyService } from '../../../src/services/policy/index.ts';
 import { packageRoot } from '../../../src/config.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';

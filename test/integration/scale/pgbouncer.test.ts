@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { applyPolicy, readPolicyFiles } from '../../../src/services/policy.ts';
+import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { createPool } from '../../../src/store/db.ts';
 import { commandExists, startPgBouncer, until, type PgBouncer } from '../../support/engines.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { launchBrowser, openContext, type TestPage } from '../../support/browser.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client } from '../../support/http.ts';
-import { createPolicyService } from '../../../src/services/policy.ts';
+import { createPolicyService } from '../../../src/services/policy/index.ts';
 import { operatorPolicySet } from '../policy/scopes-support.ts';
 import { createKey, keyItem, signedUpUser } from './helpers.ts';
 

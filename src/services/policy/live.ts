@@ -5,16 +5,16 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { packageRoot } from '../config.ts';
-import { withTransaction, type Pool } from '../store/db.ts';
-import { countRules, lockPolicy, readStoredRules, replaceRules } from '../store/casbin.ts';
-import { readScopesText, writeScopesText } from '../store/policy-scopes.ts';
-import { checkBundle, type PolicyBundle, type PolicyTexts } from '../policy/bundle.ts';
-import { createPolicyEngineFromRules, type PolicyEngine, type PolicyHolder } from '../policy/engine.ts';
-import { parsePolicy, ruleToCsvRow, type PolicyRule } from '../policy/rules.ts';
-import { parseScopes, type ScopeCatalog } from '../policy/scopes.ts';
-import { findCandidate, findLiveVersion, type CandidateRow, type VersionRow } from '../store/policy-versions.ts';
-import type { DecisionObserver } from './policy-shadow.ts';
+import { packageRoot } from '../../config.ts';
+import { withTransaction, type Pool } from '../../store/db.ts';
+import { countRules, lockPolicy, readStoredRules, replaceRules } from '../../store/casbin.ts';
+import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
+import { checkBundle, type PolicyBundle, type PolicyTexts } from '../../policy/bundle.ts';
+import { createPolicyEngineFromRules, type PolicyEngine, type PolicyHolder } from '../../policy/engine.ts';
+import { parsePolicy, ruleToCsvRow, type PolicyRule } from '../../policy/rules.ts';
+import { parseScopes, type ScopeCatalog } from '../../policy/scopes.ts';
+import { findCandidate, findLiveVersion, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
+import type { DecisionObserver } from './observer.ts';
 
 /** `scopes` defaults to the scopes.yaml beside the policy file, else the shipped one. */
 export interface PolicyFiles { model: string; file: string; scopes?: string }
