@@ -4,10 +4,10 @@ import { withTransaction, type Pool } from '../../store/db.ts';
 import { lockPolicy } from '../../store/casbin.ts';
 import { signal } from '../../store/notify.ts';
 import { deleteCandidate, findCandidate, listDivergences, replaceCandidate, type CandidateRow, type DivergenceRow } from '../../store/policy-versions.ts';
-import { policySha256, type PolicyTexts } from '../../policy/bundle.ts';
+import { checkBundle, sourceNamed, type PolicyTexts } from '../../policy/bundle.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../clock.ts';
-import { rulesOf, storeVersion, textsOf, type ApplyOutcome, type Authorship } from './versions.ts';
+import { storeVersion, textsOf, type ApplyOutcome, type Authorship } from './versions.ts';
 
 export interface ShadowService {
   /** Stores the texts as the candidate every instance evaluates beside the live policy. */
@@ -24,14 +24,14 @@ export interface ShadowService {
 export function createShadowService({ pool, clock }: { pool: Pool; clock: Clock }): ShadowService {
   return {
     async store(texts, who, source = 'policy') {
-      const rules = await rulesOf(texts, source);
+      const bundle = await checkBundle(texts, sourceNamed(source));
       const id = await withTransaction(pool, async (tx) => {
         await lockPolicy(tx);
-        const created = await replaceCandidate(tx, { sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, createdAt: clock(), createdBy: who.by, message: who.message });
+        const created = await replaceCandidate(tx, { sha256: bundle.sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, createdAt: clock(), createdBy: who.by, message: who.message });
         await signal(tx, { type: 'policy' });
         return created;
       });
-      return { id, rules: rules.length };
+      return { id, rules: bundle.rules.length };
     },
     candidate: () => findCandidate(pool),
     promote: (by, expectedId) =>
@@ -41,7 +41,8 @@ export function createShadowService({ pool, clock }: { pool: Pool; clock: Clock 
         if (!c) throw new AppError('NOT_FOUND', 'There is no candidate policy to promote; store one with `keygate policy apply --shadow`.');
         // The checks ran against the candidate read before; one replaced since then was not checked.
         if (expectedId !== undefined && c.id !== expectedId) throw new AppError('VALIDATION_FAILED', 'The candidate changed while it was being checked; run promote again.');
-        const outcome = await storeVersion(tx, textsOf(c), { by, message: c.message ? `promote: ${c.message}` : 'promote' }, 'the candidate', clock);
+        const bundle = await checkBundle(textsOf(c), sourceNamed('the candidate'));
+        const outcome = await storeVersion(tx, bundle, { by, message: c.message ? `promote: ${c.message}` : 'promote' }, clock);
         await deleteCandidate(tx);
         // An already-live candidate changes no rule, so nothing else would tell instances it is gone.
         await signal(tx, { type: 'policy' });

@@ -3,18 +3,17 @@
 import { withTransaction, type Client, type Pool } from '../../store/db.ts';
 import { lockPolicy, readStoredRules, replaceRules } from '../../store/casbin.ts';
 import { findLiveVersion, findVersion, insertVersion, listVersions, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
-import { checkBundle, policySha256, sourceNamed, type PolicyTexts } from '../../policy/bundle.ts';
+import { checkBundle, sourceNamed, type PolicyBundle, type PolicyTexts } from '../../policy/bundle.ts';
 import { createPolicyEngineFromRules, type PolicyEngine } from '../../policy/engine.ts';
 import { parseScopes } from '../../policy/scopes.ts';
 import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
-import type { PolicyRule } from '../../policy/rules.ts';
 import { AppError } from '../errors.ts';
-import type { Clock } from '../clock.ts';
+import { systemClock, type Clock } from '../clock.ts';
 
 export interface Authorship { by: string; message: string }
 
 export type ApplyOutcome =
-  | { status: 'applied'; version: number; rules: number }
+  | { status: 'applied'; version: number; rules: number; scopes: number }
   | { status: 'already-live'; version: number };
 
 /** The engine the texts make, read with their own scopes (without a catalog where they hold none). */
@@ -22,29 +21,42 @@ export async function engineOfTexts(t: PolicyTexts, source: string): Promise<Pol
   return (await checkBundle(t, sourceNamed(source))).engine;
 }
 
-/** Parses and test-builds the texts: a policy the model cannot evaluate never reaches the store. */
-export async function rulesOf(t: PolicyTexts, source: string): Promise<PolicyRule[]> {
-  return (await engineOfTexts(t, source)).rules.slice();
-}
-
 export const textsOf = (row: VersionRow | CandidateRow): PolicyTexts => ({ model: row.modelText, policy: row.policyText, scopes: row.scopesText });
 
 /**
- * The texts become the live policy as a new version, unless they are live already. Takes the
- * policy lock, so two applies of different texts get consecutive versions and two of the same
- * text store it once.
+ * The one write that puts checked texts in force: the stored lines and scopes become theirs. The
+ * first start's seed and every apply, rollback and promote make it. The caller holds the policy
+ * lock, so lines and scopes change together and an instance reloading on the commit reads a
+ * matching pair.
  */
-export async function storeVersion(tx: Client, texts: PolicyTexts, who: Authorship, source: string, clock: Clock): Promise<ApplyOutcome> {
-  const rules = await rulesOf(texts, source);
-  const sha256 = policySha256(texts);
+export async function writeLive(tx: Client, bundle: PolicyBundle): Promise<void> {
+  if (bundle.texts.scopes) await writeScopesText(tx, bundle.texts.scopes);
+  await replaceRules(tx, bundle.rules);
+}
+
+/**
+ * The bundle becomes the live policy as a new version, unless it is live already. Takes the policy
+ * lock, so two applies of different texts get consecutive versions and two of the same text store
+ * it once.
+ */
+export async function storeVersion(tx: Client, bundle: PolicyBundle, who: Authorship, clock: Clock): Promise<ApplyOutcome> {
+  const { texts, sha256 } = bundle;
   await lockPolicy(tx);
   const live = await findLiveVersion(tx);
   if (live && live.sha256 === sha256) return { status: 'already-live', version: live.version };
   const version = await insertVersion(tx, { sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: who.by, message: who.message });
-  // Lines and scopes change together, so an instance reloading on the commit reads a matching pair.
-  if (texts.scopes) await writeScopesText(tx, texts.scopes);
-  await replaceRules(tx, rules);
-  return { status: 'applied', version, rules: rules.length };
+  await writeLive(tx, bundle);
+  return { status: 'applied', version, rules: bundle.rules.length, scopes: bundle.engine.scopes.list.length };
+}
+
+/**
+ * Applying a policy: the texts are checked (one the model cannot evaluate never reaches the store)
+ * and become the live policy as a new version. `keygate policy apply` and rollback come here, and
+ * so would an admin console.
+ */
+export async function applyPolicy(pool: Pool, texts: PolicyTexts, who: Authorship, opts: { clock?: Clock; source?: string } = {}): Promise<ApplyOutcome> {
+  const bundle = await checkBundle(texts, sourceNamed(opts.source ?? 'policy'));
+  return withTransaction(pool, (tx) => storeVersion(tx, bundle, who, opts.clock ?? systemClock));
 }
 
 export interface PolicyVersionService {
@@ -70,10 +82,10 @@ export function createPolicyVersionService({ pool, clock }: { pool: Pool; clock:
   };
 
   return {
-    apply: (texts, who, source = 'policy') => withTransaction(pool, (tx) => storeVersion(tx, texts, who, source, clock)),
+    apply: (texts, who, source = 'policy') => applyPolicy(pool, texts, who, { clock, source }),
     async rollback(n, by) {
       const row = await version(n);
-      return withTransaction(pool, (tx) => storeVersion(tx, textsOf(row), { by, message: `rollback to ${n}` }, `version ${n}`, clock));
+      return applyPolicy(pool, textsOf(row), { by, message: `rollback to ${n}` }, { clock, source: `version ${n}` });
     },
     live: () => findLiveVersion(pool),
     version,

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { createPool, type Pool } from '../../../src/store/db.ts';
 import { migrate } from '../../../src/store/migrate.ts';
 import { readStoredRules } from '../../../src/store/casbin.ts';
-import { createPolicyService } from '../../../src/services/policy/index.ts';
+import { applyPolicy, createPolicyService, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
 
@@ -72,7 +72,7 @@ describe('policy service', () => {
     await svc.bootstrap();
     const first = svc.reload();
     await firstReadDone;
-    await createPolicyService({ pool, files: { model: MODEL, file: closedPolicy } }).apply();
+    await applyPolicy(pool, await readPolicyFiles({ model: MODEL, file: closedPolicy }), { by: 'test', message: '' });
     await svc.reload();
     expect(projectsOpen(svc)).to.equal(false);
     holdFirst();
@@ -96,7 +96,7 @@ describe('policy service', () => {
     await writeFile(broken, 'p, key, *, .*, /api/x/**, maybe, bad\n');
     const before = (await pool.query('SELECT rule FROM casbin ORDER BY id')).rows;
     let failed = false;
-    await createPolicyService({ pool, files: { model: MODEL, file: broken } }).apply().catch(() => (failed = true));
+    await applyPolicy(pool, await readPolicyFiles({ model: MODEL, file: broken }), { by: 'test', message: '' }).catch(() => (failed = true));
     expect(failed).to.equal(true);
     expect((await pool.query('SELECT rule FROM casbin ORDER BY id')).rows).to.deep.equal(before);
   });
