@@ -15,7 +15,7 @@ import { parsePolicy, ruleToCsvRow, type PolicyRule } from '../../policy/rules.t
 import { parseScopes, type ScopeCatalog } from '../../policy/scopes.ts';
 import { findCandidate, findLiveVersion, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
 import type { DecisionObserver } from './observer.ts';
-import { writeLive } from './versions.ts';
+import { signalPolicyChanged, writeLive } from './versions.ts';
 
 /** `scopes` defaults to the scopes.yaml beside the policy file, else the shipped one. */
 export interface PolicyFiles { model: string; file: string; scopes?: string }
@@ -160,6 +160,7 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
         if ((await countRules(tx)) > 0) return false;
         // The same write an apply makes, without a version: the record starts at the first apply.
         await writeLive(tx, checked);
+        await signalPolicyChanged(tx);
         return true;
       });
       const [stored, state] = await Promise.all([readStoredPolicy(pool, texts.model), readState()]);

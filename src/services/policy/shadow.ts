@@ -2,12 +2,11 @@
 // (observer.ts counts where it would decide differently); promote makes it live as a new version.
 import { withTransaction, type Pool } from '../../store/db.ts';
 import { lockPolicy } from '../../store/casbin.ts';
-import { signal } from '../../store/notify.ts';
 import { deleteCandidate, findCandidate, listDivergences, replaceCandidate, type CandidateRow, type DivergenceRow } from '../../store/policy-versions.ts';
 import { checkBundle, sourceNamed, type PolicyTexts } from '../../policy/bundle.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../clock.ts';
-import { storeVersion, textsOf, type ApplyOutcome, type Authorship } from './versions.ts';
+import { signalPolicyChanged, storeVersion, textsOf, type ApplyOutcome, type Authorship } from './versions.ts';
 
 export interface ShadowService {
   /** Stores the texts as the candidate every instance evaluates beside the live policy. */
@@ -28,7 +27,7 @@ export function createShadowService({ pool, clock }: { pool: Pool; clock: Clock 
       const id = await withTransaction(pool, async (tx) => {
         await lockPolicy(tx);
         const created = await replaceCandidate(tx, { sha256: bundle.sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, createdAt: clock(), createdBy: who.by, message: who.message });
-        await signal(tx, { type: 'policy' });
+        await signalPolicyChanged(tx);
         return created;
       });
       return { id, rules: bundle.rules.length };
@@ -44,15 +43,15 @@ export function createShadowService({ pool, clock }: { pool: Pool; clock: Clock 
         const bundle = await checkBundle(textsOf(c), sourceNamed('the candidate'));
         const outcome = await storeVersion(tx, bundle, { by, message: c.message ? `promote: ${c.message}` : 'promote' }, clock);
         await deleteCandidate(tx);
-        // An already-live candidate changes no rule, so nothing else would tell instances it is gone.
-        await signal(tx, { type: 'policy' });
+        // Whether or not it was live already, the candidate is gone: every instance stops evaluating it.
+        await signalPolicyChanged(tx);
         return outcome;
       }),
     off: () =>
       withTransaction(pool, async (tx) => {
         await lockPolicy(tx);
         const dropped = await deleteCandidate(tx);
-        if (dropped) await signal(tx, { type: 'policy' });
+        if (dropped) await signalPolicyChanged(tx);
         return dropped;
       }),
     divergences: (id) => listDivergences(pool, id),

@@ -2,6 +2,7 @@
 // rollback and promote add versions, so the record is never rewritten.
 import { withTransaction, type Client, type Pool } from '../../store/db.ts';
 import { lockPolicy, readStoredRules, replaceRules } from '../../store/casbin.ts';
+import { signal } from '../../store/notify.ts';
 import { findLiveVersion, findVersion, insertVersion, listVersions, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
 import { checkBundle, sourceNamed, type PolicyBundle, type PolicyTexts } from '../../policy/bundle.ts';
 import { createPolicyEngineFromRules, type PolicyEngine } from '../../policy/engine.ts';
@@ -27,17 +28,23 @@ export const textsOf = (row: VersionRow | CandidateRow): PolicyTexts => ({ model
  * The one write that puts checked texts in force: the stored lines and scopes become theirs. The
  * first start's seed and every apply, rollback and promote make it. The caller holds the policy
  * lock, so lines and scopes change together and an instance reloading on the commit reads a
- * matching pair.
+ * matching pair, and the caller signals (`signalPolicyChanged`) once its transaction holds all it
+ * will write.
  */
 export async function writeLive(tx: Client, bundle: PolicyBundle): Promise<void> {
   if (bundle.texts.scopes) await writeScopesText(tx, bundle.texts.scopes);
   await replaceRules(tx, bundle.rules);
 }
 
+/** Every instance reloads the stored policy (and candidate) when the transaction commits; not before, not if it rolls back. */
+export async function signalPolicyChanged(tx: Client): Promise<void> {
+  await signal(tx, { type: 'policy' });
+}
+
 /**
  * The bundle becomes the live policy as a new version, unless it is live already. Takes the policy
  * lock, so two applies of different texts get consecutive versions and two of the same text store
- * it once.
+ * it once. Signals nobody: the caller does, when it has written all it will.
  */
 export async function storeVersion(tx: Client, bundle: PolicyBundle, who: Authorship, clock: Clock): Promise<ApplyOutcome> {
   const { texts, sha256 } = bundle;
@@ -56,7 +63,12 @@ export async function storeVersion(tx: Client, bundle: PolicyBundle, who: Author
  */
 export async function applyPolicy(pool: Pool, texts: PolicyTexts, who: Authorship, opts: { clock?: Clock; source?: string } = {}): Promise<ApplyOutcome> {
   const bundle = await checkBundle(texts, sourceNamed(opts.source ?? 'policy'));
-  return withTransaction(pool, (tx) => storeVersion(tx, bundle, who, opts.clock ?? systemClock));
+  return withTransaction(pool, async (tx) => {
+    const outcome = await storeVersion(tx, bundle, who, opts.clock ?? systemClock);
+    // What is live already changed nothing an instance holds.
+    if (outcome.status === 'applied') await signalPolicyChanged(tx);
+    return outcome;
+  });
 }
 
 export interface PolicyVersionService {
