@@ -1,11 +1,11 @@
 import type { Pool, Client } from './db.ts';
-import { signal } from './notify.ts';
 import { PolicyLoadError } from '../policy/engine.ts';
 import { describeProblems, parsePolicyRows, ruleToCsvRow, type PolicyRule } from '../policy/rules.ts';
 
 // The policy as the running gateways see it: rows of the casbin table, in casbin-pg-adapter's
 // format (ptype, rule as a JSON array), so the adapter and casbin tools can still read them. The
-// policy service replaces them in one transaction, which signals every instance to reload.
+// policy service replaces them in one transaction and, as its own step, signals every instance to
+// reload.
 
 /**
  * The stored lines in the order they were written, which is the file's. casbin-pg-adapter's own
@@ -33,11 +33,10 @@ export async function countRules(tx: Client): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** Every stored line becomes the given ones; other instances hear of it when the transaction commits. */
+/** Every stored line becomes the given ones. Signals nobody: the caller tells the instances. */
 export async function replaceRules(tx: Client, rules: readonly PolicyRule[]): Promise<void> {
   await tx.query('DELETE FROM casbin');
   const rows = rules.map((r) => JSON.stringify(ruleToCsvRow(r).slice(1)));
   // Ids follow the file's order (ORDER BY the ordinality): readers sort on them.
   if (rows.length) await tx.query("INSERT INTO casbin (ptype, rule) SELECT 'p', r::jsonb FROM unnest($1::text[]) WITH ORDINALITY AS t(r, n) ORDER BY n", [rows]);
-  await signal(tx, { type: 'policy' });
 }

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import pino from 'pino';
 import { packageRoot } from '../../src/config.ts';
 import { createPolicyEngine, type PolicyEngine } from '../../src/policy/engine.ts';
-import { createDecisionObserver } from '../../src/services/policy-shadow.ts';
+import { createDecisionObserver } from '../../src/services/policy/index.ts';
 import { createUsageService } from '../../src/services/usage.ts';
 import type { Pool } from '../../src/store/db.ts';
 import { load, MIX, run, sequence, shippedScopes } from './policy.ts';

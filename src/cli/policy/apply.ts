@@ -1,6 +1,7 @@
 // `keygate policy apply [FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT]`.
 import { parseArgs } from 'node:util';
-import { engineOfTexts, policySha256, type PolicyTexts } from '../../services/policy-versions.ts';
+import { policySha256, type PolicyTexts } from '../../policy/bundle.ts';
+import { engineOfTexts } from '../../services/policy/index.ts';
 import { safetyChecks } from './checks.ts';
 import { CliError, display, type LoadedPolicy } from './common.ts';
 import { printDiff } from './diff.ts';
@@ -54,7 +55,7 @@ export async function applyCommand(args: string[], lc: Lifecycle): Promise<numbe
     return 1;
   }
   if (values.shadow) {
-    const { id, rules } = await lc.versions.shadow(texts, who, display(lc.io, policyPath));
+    const { id, rules } = await lc.shadow.store(texts, who, display(lc.io, policyPath));
     lc.io.stdout(`stored ${display(lc.io, policyPath)} (${rules} lines) as candidate ${id}; every gateway decides each request under it too within a second, while the live policy still decides. See \`keygate policy shadow report\`.\n`);
     return 0;
   }

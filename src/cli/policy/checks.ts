@@ -2,6 +2,7 @@
 // in the tests/ folder beside the policy file, each against the texts about to go live rather than
 // whatever is on disk under the names the suites use.
 import { dirname, join, resolve } from 'node:path';
+import type { PolicyTexts } from '../../policy/bundle.ts';
 import { createPolicyEngineFromRules } from '../../policy/engine.ts';
 import { parsePolicy } from '../../policy/rules.ts';
 import { CliError, display, listFiles, type CliIo } from './common.ts';
@@ -10,10 +11,8 @@ import { parseScopes, ScopesError, type ScopeCatalog } from '../../policy/scopes
 import { loadSuite } from './suite.ts';
 import { runCase } from './test.ts';
 
-export interface CheckedTexts { model: string; policy: string; scopes: string }
-
 /** Prints each finding and failure; true when lint is clean and (unless `lintOnly`) every suite passes. */
-export async function safetyChecks(io: CliIo, texts: CheckedTexts, policyPath: string, opts: { lintOnly?: boolean; label?: string } = {}): Promise<boolean> {
+export async function safetyChecks(io: CliIo, texts: PolicyTexts, policyPath: string, opts: { lintOnly?: boolean; label?: string } = {}): Promise<boolean> {
   const shown = opts.label ?? display(io, policyPath);
   let catalog: ScopeCatalog | null = null;
   const findings: Finding[] = [];

@@ -7,7 +7,7 @@ import { packageRoot } from '../../config.ts';
 import { createPolicyEngineFromRules, type PolicyEngine, type PolicySubject } from '../../policy/engine.ts';
 import { describeProblems, parsePolicy, type PolicyRule } from '../../policy/rules.ts';
 import { parseScopes, ScopesError, type ScopeCatalog } from '../../policy/scopes.ts';
-import { scopesFileFor } from '../../services/policy.ts';
+import { scopesFileFor } from '../../services/policy/index.ts';
 
 export interface CliIo {
   /** Receives whole lines, newline included, ready for process.stdout.write. */

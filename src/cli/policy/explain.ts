@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../../config.ts';
 import type { PolicySubject } from '../../policy/engine.ts';
 import { formatRule } from '../../policy/rules.ts';
 import { permissionsFromNames, type ScopeCatalog } from '../../policy/scopes.ts';
+import { explain } from '../../services/policy/index.ts';
 import { CliError, declaredPermissions, display, policiesDir, policyLoader, subjectLabel, variantFile, type CliIo } from './common.ts';
 
 function subjectFrom(kind: string | undefined, permissions: string | undefined, role: string | undefined, scopes: ScopeCatalog): PolicySubject {
@@ -65,8 +66,7 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
   const { engine, policyPath } = await policyLoader(io)(files.policy, files.model, files.scopes);
   const subject = subjectFrom(values.subject, values.permissions, values.role, engine.scopes);
   const file = display(io, policyPath);
-  const d = engine.decide(subject, method, path);
-  const decidedBy = d.ruleId ? engine.rule(d.ruleId) : undefined;
+  const { decision: d, decidedBy, alsoMatched } = explain(engine, subject, method, path);
 
   io.stdout(`${subjectLabel(subject)} ${method} ${path} (policy ${file})\n`);
   io.stdout(`decision: ${d.allowed ? 'allow' : 'deny'}\n`);
@@ -75,7 +75,6 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
     io.stdout(d.requiredPermission ? `a key with the "${d.requiredPermission}" permission would be allowed\n` : 'no permission would allow a key here; only a signed-in session can\n');
   }
   if (!d.allowed && subject.kind === 'anonymous') io.stdout('the gateway answers an anonymous refusal with 401\n');
-  const others = engine.matchingRules(subject, method, path).filter((r) => r.id !== d.ruleId);
-  for (const r of others) io.stdout(`also matched: ${file}:${r.line}  ${formatRule(r)}\n`);
+  for (const r of alsoMatched) io.stdout(`also matched: ${file}:${r.line}  ${formatRule(r)}\n`);
   return 0;
 }

@@ -1,6 +1,6 @@
 // `keygate policy history [--limit N]`, `policy rollback VERSION`, `policy status`.
 import { parseArgs } from 'node:util';
-import { FLEET_HORIZON_MS } from '../../services/fleet.ts';
+import { FLEET_HORIZON_MS } from '../../services/policy/index.ts';
 import { safetyChecks } from './checks.ts';
 import { CliError } from './common.ts';
 import { positiveInt, sayOutcome, type Lifecycle } from './lifecycle.ts';
@@ -39,15 +39,12 @@ export async function rollbackCommand(args: string[], lc: Lifecycle): Promise<nu
 export async function statusCommand(args: string[], lc: Lifecycle, horizonMs = FLEET_HORIZON_MS): Promise<number> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length > 0) throw new CliError('usage: keygate policy status');
-  const [{ liveVersion, instances }, candidate] = await Promise.all([lc.versions.fleet(horizonMs), lc.versions.candidate()]);
-  lc.io.stdout(`live version ${liveVersion}${candidate ? `; candidate ${candidate.id} under shadow evaluation` : ''}\n`);
+  const { liveVersion, candidateId, instances, lagging } = await lc.fleet(horizonMs);
+  lc.io.stdout(`live version ${liveVersion}${candidateId !== null ? `; candidate ${candidateId} under shadow evaluation` : ''}\n`);
   if (instances.length === 0) lc.io.stdout(`no instance heard from in the last ${horizonMs / 1000} s\n`);
-  let lagging = 0;
   for (const i of instances) {
-    const behind = i.policyVersion !== liveVersion;
-    if (behind) lagging += 1;
     const shadow = i.shadowId === null ? '' : ` candidate ${i.shadowId}`;
-    lc.io.stdout(`${i.instanceId.slice(0, 8)} ${i.host} pid ${i.pid} version ${i.policyVersion}${shadow} seen ${i.seenAt.toISOString()}${behind ? ' LAGGING' : ''}\n`);
+    lc.io.stdout(`${i.instanceId.slice(0, 8)} ${i.host} pid ${i.pid} version ${i.policyVersion}${shadow} seen ${i.seenAt.toISOString()}${i.lagging ? ' LAGGING' : ''}\n`);
   }
   if (lagging > 0) {
     lc.io.stderr(`${lagging} instance${lagging === 1 ? '' : 's'} not running live version ${liveVersion}\n`);

@@ -1,11 +1,12 @@
 // `keygate policy apply|history|rollback|status|shadow|promote`: the commands that change or read
-// the live policy in the database, all through the policy version service.
+// the live policy in the database, all through the policy admin of src/services/policy/.
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from '../../config.ts';
 import type { OpenDatabase } from '../../services/database.ts';
 import { systemClock, type Clock } from '../../services/clock.ts';
-import { createPolicyVersionService, type ApplyOutcome, type PolicyTexts, type PolicyVersionService } from '../../services/policy-versions.ts';
+import { createPolicyAdmin, type ApplyOutcome, type PolicyAdmin } from '../../services/policy/index.ts';
+import type { PolicyTexts } from '../../policy/bundle.ts';
 import { CliError, type CliIo } from './common.ts';
 
 export interface LifecycleContext {
@@ -17,12 +18,10 @@ export interface LifecycleContext {
   clock?: Clock;
 }
 
-export interface Lifecycle extends LifecycleContext {
-  versions: PolicyVersionService;
-}
+export interface Lifecycle extends LifecycleContext, PolicyAdmin {}
 
 export function lifecycleOf(ctx: LifecycleContext): Lifecycle {
-  return { ...ctx, versions: createPolicyVersionService({ pool: ctx.pool, clock: ctx.clock ?? systemClock }) };
+  return { ...ctx, ...createPolicyAdmin({ pool: ctx.pool, clock: ctx.clock ?? systemClock }) };
 }
 
 async function readText(path: string, what: string): Promise<string> {

@@ -6,13 +6,13 @@ import { CliError } from './common.ts';
 import { sayOutcome, type Lifecycle } from './lifecycle.ts';
 
 async function report(lc: Lifecycle): Promise<number> {
-  const c = await lc.versions.candidate();
+  const c = await lc.shadow.candidate();
   if (!c) {
     lc.io.stdout('no candidate policy; store one with `keygate policy apply --shadow`\n');
     return 0;
   }
   lc.io.stdout(`candidate ${c.id} ${c.sha256.slice(0, 12)} stored ${c.createdAt.toISOString()} by ${c.createdBy}${c.message ? `: ${c.message}` : ''}\n`);
-  const rows = await lc.versions.divergences(c.id);
+  const rows = await lc.shadow.divergences(c.id);
   if (rows.length === 0) lc.io.stdout('no divergence counted yet (instances add their counts every 5 s)\n');
   for (const d of rows) {
     const e = d.example;
@@ -23,7 +23,7 @@ async function report(lc: Lifecycle): Promise<number> {
 }
 
 async function off(lc: Lifecycle): Promise<number> {
-  lc.io.stdout((await lc.versions.shadowOff()) ? 'dropped the candidate; gateways stop evaluating it within a second\n' : 'there was no candidate\n');
+  lc.io.stdout((await lc.shadow.off()) ? 'dropped the candidate; gateways stop evaluating it within a second\n' : 'there was no candidate\n');
   return 0;
 }
 
@@ -37,13 +37,13 @@ export async function shadowCommand(args: string[], lc: Lifecycle): Promise<numb
 export async function promoteCommand(args: string[], lc: Lifecycle): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean', default: false }, by: { type: 'string' } } });
   if (positionals.length > 0) throw new CliError('usage: keygate policy promote [--force] [--by WHO]');
-  const c = await lc.versions.candidate();
+  const c = await lc.shadow.candidate();
   if (!c) throw new CliError('there is no candidate policy to promote; store one with `keygate policy apply --shadow`');
   if (values.force) lc.io.stdout('--force: lint and the suites were skipped\n');
   else if (!(await safetyChecks(lc.io, { model: c.modelText, policy: c.policyText, scopes: c.scopesText }, lc.config.policy.file, { label: `candidate ${c.id}` }))) {
     lc.io.stderr(`refused: candidate ${c.id} fails lint or the suites (above); nothing was written\n`);
     return 1;
   }
-  sayOutcome(lc.io, await lc.versions.promote(values.by ?? lc.user, c.id), `promoted candidate ${c.id}`);
+  sayOutcome(lc.io, await lc.shadow.promote(values.by ?? lc.user, c.id), `promoted candidate ${c.id}`);
   return 0;
 }

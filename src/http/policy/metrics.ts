@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { DecisionObserver } from '../../services/policy-shadow.ts';
+import type { DecisionObserver } from '../../services/policy/index.ts';
 
 // Read from the observer's in-memory totals when scraped, so a decision costs a Map update rather
 // than a labelled prom-client increment. Label values are rule ids of the policy (and

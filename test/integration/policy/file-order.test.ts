@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { createPool, type Pool } from '../../../src/store/db.ts';
 import { migrate } from '../../../src/store/migrate.ts';
-import { createPolicyService } from '../../../src/services/policy.ts';
+import { createPolicyService } from '../../../src/services/policy/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
 import { root } from './support.ts';

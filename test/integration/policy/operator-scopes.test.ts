@@ -2,7 +2,7 @@ import { failedStart } from '../../support/serve-child.ts';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { createPolicyService } from '../../../src/services/policy.ts';
+import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -140,8 +140,8 @@ describe('scopes declared as data: a new scope reaches a running second instance
     expect((await session.post('/api/api-keys', { name: 'early', permissions: { reports: ['read'] } })).status).to.equal(400);
 
     const set = operatorPolicySet();
-    const applied = await createPolicyService({ pool: gw1.pool, files: { model: set.model, file: set.file, scopes: set.scopes } }).apply();
-    expect(applied.scopes).to.equal(4);
+    const applied = await applyPolicy(gw1.pool, await readPolicyFiles({ model: set.model, file: set.file, scopes: set.scopes }), { by: 'test', message: '' });
+    expect(applied).to.include({ status: 'applied', scopes: 4 });
     await until('instance 2 picks up the new scope', async () => (await names()).includes('reports'), 1000);
     const key = await createKey(session, { permissions: { reports: ['read'] } });
     const refused = await new Client(gw2.url).withKey(key).post('/api/reports', {});
@@ -158,7 +158,7 @@ describe('scopes declared as data: a new scope reaches a running second instance
     expect(rows[0]?.text).to.include('exports:');
 
     // Back to the shipped files: exports is no longer declared; the key keeps its stored permission.
-    await createPolicyService({ pool: gw1.pool, files: { model: shipped('model.conf'), file: shipped('variant-a.csv'), scopes: shipped('scopes.yaml') } }).apply();
+    await applyPolicy(gw1.pool, await readPolicyFiles({ model: shipped('model.conf'), file: shipped('variant-a.csv'), scopes: shipped('scopes.yaml') }), { by: 'test', message: '' });
     await until('reloaded with the shipped scopes', async () => ((await session.get('/api/scopes')).body.scopes as unknown[]).length === 2, 1000);
     const res = await new Client(gw1.url).withKey(key).request('GET', '/api/exports/e-1', undefined, { [TRACE]: 'removed-1' });
     expect(res.status).to.equal(200);

@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import { expect } from 'chai';
-import { createPool, type Pool } from '../../../src/store/db.ts';
+import pg from 'pg';
+import { createPool, withTransaction, type Pool } from '../../../src/store/db.ts';
 import { migrate } from '../../../src/store/migrate.ts';
-import { readStoredRules } from '../../../src/store/casbin.ts';
-import { createPolicyService } from '../../../src/services/policy.ts';
+import { readStoredRules, replaceRules } from '../../../src/store/casbin.ts';
+import { CHANNEL } from '../../../src/store/notify.ts';
+import { applyPolicy, createPolicyService, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
 
@@ -72,7 +74,7 @@ describe('policy service', () => {
     await svc.bootstrap();
     const first = svc.reload();
     await firstReadDone;
-    await createPolicyService({ pool, files: { model: MODEL, file: closedPolicy } }).apply();
+    await applyPolicy(pool, await readPolicyFiles({ model: MODEL, file: closedPolicy }), { by: 'test', message: '' });
     await svc.reload();
     expect(projectsOpen(svc)).to.equal(false);
     holdFirst();
@@ -96,8 +98,49 @@ describe('policy service', () => {
     await writeFile(broken, 'p, key, *, .*, /api/x/**, maybe, bad\n');
     const before = (await pool.query('SELECT rule FROM casbin ORDER BY id')).rows;
     let failed = false;
-    await createPolicyService({ pool, files: { model: MODEL, file: broken } }).apply().catch(() => (failed = true));
+    await applyPolicy(pool, await readPolicyFiles({ model: MODEL, file: broken }), { by: 'test', message: '' }).catch(() => (failed = true));
     expect(failed).to.equal(true);
     expect((await pool.query('SELECT rule FROM casbin ORDER BY id')).rows).to.deep.equal(before);
+  });
+
+  describe('signalling the fleet is a step of the caller, not a side effect of the store', () => {
+    let listener: pg.Client;
+    let heard: string[];
+    beforeEach(async () => {
+      heard = [];
+      listener = new pg.Client({ connectionString: db.url });
+      await listener.connect();
+      listener.on('notification', (n) => heard.push(n.payload ?? ''));
+      await listener.query(`LISTEN ${CHANNEL}`);
+    });
+    afterEach(async () => {
+      await listener.end();
+    });
+
+    // Notifications arrive in commit order: once a marker sent afterwards is heard, so is every earlier one.
+    const signalsSoFar = async (): Promise<string[]> => {
+      const marker = JSON.stringify({ type: 'marker', n: heard.length });
+      await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, marker]);
+      for (let i = 0; i < 500 && !heard.includes(marker); i++) await new Promise((ok) => setTimeout(ok, 10));
+      expect(heard, 'the marker arrives').to.include(marker);
+      const out = heard.filter((h) => !h.includes('"marker"'));
+      heard = [];
+      return out;
+    };
+
+    it('when the stored lines are replaced alone, no instance is told; an apply tells them once; an apply of what is live tells nobody', async () => {
+      const texts = await readPolicyFiles({ model: MODEL, file: closedPolicy });
+      await withTransaction(pool, (tx) => replaceRules(tx, []));
+      expect(await signalsSoFar()).to.deep.equal([]);
+      expect((await applyPolicy(pool, texts, { by: 'test', message: '' })).status).to.equal('applied');
+      expect(await signalsSoFar()).to.deep.equal([JSON.stringify({ type: 'policy' })]);
+      expect((await applyPolicy(pool, texts, { by: 'test', message: '' })).status).to.equal('already-live');
+      expect(await signalsSoFar()).to.deep.equal([]);
+    });
+
+    it('when the first start seeds an empty store, the instances are told', async () => {
+      await createPolicyService({ pool, files: { model: MODEL, file: VARIANT_A } }).bootstrap();
+      expect(await signalsSoFar()).to.deep.equal([JSON.stringify({ type: 'policy' })]);
+    });
   });
 });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createPolicyEngine, type PolicyEngine, type PolicySubject } from '../../../src/policy/engine.ts';
-import { createDecisionObserver } from '../../../src/services/policy-shadow.ts';
+import { createDecisionObserver } from '../../../src/services/policy/index.ts';
 import { createPool, type Pool } from '../../../src/store/db.ts';
 import { shippedPolicies } from '../../unit/policy/helpers.ts';
 import { testClock } from '../../support/gateway.ts';

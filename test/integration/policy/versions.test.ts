@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { Config } from '../../../src/config.ts';
 import { createPool, type Pool } from '../../../src/store/db.ts';
 import { migrate } from '../../../src/store/migrate.ts';
-import { createPolicyService } from '../../../src/services/policy.ts';
+import { createPolicyService } from '../../../src/services/policy/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { configFor, policyCli, policyCopy, root } from './support.ts';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { applyPolicy, readPolicyFiles } from '../../../src/services/policy.ts';
+import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { createPool } from '../../../src/store/db.ts';
 import { commandExists, startPgBouncer, until, type PgBouncer } from '../../support/engines.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -82,7 +82,7 @@ describe('three gateways through PgBouncer in transaction mode', function () {
     const texts = await readPolicyFiles(cfg.policy);
     const direct = createPool(database.url, 2);
     try {
-      await applyPolicy(direct, { ...texts, policy: `${texts.policy}\np, key, *, .*, /api/projects/**, deny, test.no-projects\n` });
+      await applyPolicy(direct, { ...texts, policy: `${texts.policy}\np, key, *, .*, /api/projects/**, deny, test.no-projects\n` }, { by: 'test', message: '' });
     } finally {
       await direct.end();
     }

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { launchBrowser, openContext, type TestPage } from '../../support/browser.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client } from '../../support/http.ts';
-import { createPolicyService } from '../../../src/services/policy.ts';
+import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { operatorPolicySet } from '../policy/scopes-support.ts';
 import { createKey, keyItem, signedUpUser } from './helpers.ts';
 
@@ -42,7 +42,7 @@ describe('web: the page offers the declared scopes', function () {
 
   it('after policy apply, a reloaded page has one checkbox per action of reports and one for exports, labelled and described from the file', async () => {
     const set = operatorPolicySet();
-    await createPolicyService({ pool: gw.pool, files: { model: set.model, file: set.file, scopes: set.scopes } }).apply();
+    await applyPolicy(gw.pool, await readPolicyFiles({ model: set.model, file: set.file, scopes: set.scopes }), { by: 'test', message: '' });
     const start = performance.now();
     while (!(await t.page.request.get(`${gw.url}/api/scopes`).then((r) => r.text())).includes('reports')) {
       if (performance.now() - start > 1000) throw new Error('not reloaded within 1000 ms');

@@ -21,10 +21,20 @@ const either = (...fs: ((t: string) => boolean)[]) => (t: string) => fs.some((f)
 export const RULES: readonly Rule[] = [
   { name: 'store imports nothing above it (no services/, no http/)', from: under('src/store'), forbids: under('src/services', 'src/http') },
   { name: 'services speak no HTTP (no http/, no koa)', from: under('src/services'), forbids: either(under('src/http'), pkg('koa', '@koa')) },
-  { name: 'policy is pure (no koa, no http/, no store/)', from: under('src/policy'), forbids: either(under('src/http', 'src/store'), pkg('koa', '@koa')) },
+  {
+    name: 'policy is pure (no koa, no http/, no store/, no services/, no database client)',
+    from: under('src/policy'),
+    forbids: either(under('src/http', 'src/store', 'src/services'), pkg('koa', '@koa', 'pg', 'ioredis')),
+  },
   { name: 'routes, mcp and cli go through services (no store/)', from: under('src/http/routes', 'src/mcp', 'src/cli'), forbids: under('src/store') },
   { name: 'cli does not import http/', from: under('src/cli'), forbids: under('src/http') },
   { name: 'nothing imports the composition root src/main.ts', from: () => true, forbids: (t) => t === 'src/main.ts' },
+  {
+    name: "the policy's life is reached through src/services/policy/index.ts",
+    from: (f) => !under('src/services/policy')(f),
+    forbids: (t) => under('src/services/policy')(t) && t !== 'src/services/policy/index.ts',
+  },
+  { name: 'only services/policy/ writes the stored policy (store/casbin.ts)', from: (f) => !under('src/services/policy', 'src/store')(f), forbids: (t) => t === 'src/store/casbin.ts' },
 ];
 
 // Static imports and re-exports (type-only included: they tie modules together just the same)

@@ -1,25 +1,24 @@
-// The one owner of the policy's life in a process: the files checked and seeded into an empty store,
-// applied on request, reloaded when another instance changes it, and the holder the middleware and
-// the MCP tools read the engine in force from.
+// The policy in force in this process: the files checked and seeded into an empty store, reloaded
+// when an apply (versions.ts) or another instance changes it, and the holder the middleware and the
+// MCP tools read the engine in force from.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { packageRoot } from '../config.ts';
-import { withTransaction, type Pool } from '../store/db.ts';
-import { countRules, lockPolicy, readStoredRules, replaceRules } from '../store/casbin.ts';
-import { readScopesText, writeScopesText } from '../store/policy-scopes.ts';
-import { createPolicyEngineFromRules, PolicyLoadError, type PolicyEngine, type PolicyHolder } from '../policy/engine.ts';
-import { describeProblems, parsePolicy, ruleToCsvRow, type PolicyRule } from '../policy/rules.ts';
-import { parseScopes, type ScopeCatalog } from '../policy/scopes.ts';
-import { findCandidate, findLiveVersion, type CandidateRow, type VersionRow } from '../store/policy-versions.ts';
-import type { DecisionObserver } from './policy-shadow.ts';
+import { packageRoot } from '../../config.ts';
+import { withTransaction, type Pool } from '../../store/db.ts';
+import { countRules, lockPolicy, readStoredRules } from '../../store/casbin.ts';
+import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
+import { checkBundle, type PolicyBundle, type PolicyTexts } from '../../policy/bundle.ts';
+import { createPolicyEngineFromRules, type PolicyEngine, type PolicyHolder } from '../../policy/engine.ts';
+import { parsePolicy, ruleToCsvRow, type PolicyRule } from '../../policy/rules.ts';
+import { parseScopes, type ScopeCatalog } from '../../policy/scopes.ts';
+import { findCandidate, findLiveVersion, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
+import type { DecisionObserver } from './observer.ts';
+import { signalPolicyChanged, writeLive } from './versions.ts';
 
 /** `scopes` defaults to the scopes.yaml beside the policy file, else the shipped one. */
 export interface PolicyFiles { model: string; file: string; scopes?: string }
-
-/** The three texts that make a policy: what apply stores, what a reload reads back. */
-export interface PolicyTexts { model: string; policy: string; scopes: string }
 
 export function scopesFileFor(files: PolicyFiles): string {
   if (files.scopes) return files.scopes;
@@ -53,8 +52,6 @@ export interface PolicyService {
   bootstrap(): Promise<BootResult>;
   /** The stored policy again; the latest reload started wins, a failed one keeps the policy in force. */
   reload(): Promise<void>;
-  /** The files become the stored policy; every instance hears of it on commit. */
-  apply(): Promise<{ rules: number; scopes: number }>;
 }
 
 export async function readPolicyFiles(files: PolicyFiles): Promise<PolicyTexts> {
@@ -62,28 +59,8 @@ export async function readPolicyFiles(files: PolicyFiles): Promise<PolicyTexts> 
   return { model, policy, scopes };
 }
 
-/** Parses and test-builds a policy: one the model cannot evaluate never reaches the store. */
-async function checkedPolicy(texts: PolicyTexts, source: { policy: string; scopes: string }): Promise<{ rules: PolicyRule[]; scopes: ScopeCatalog }> {
-  const parsed = parsePolicy(texts.policy);
-  if (parsed.problems.length) throw new PolicyLoadError(`${source.policy} has malformed lines:\n${describeProblems(parsed.problems, source.policy)}`);
-  const scopes = parseScopes(texts.scopes, source.scopes);
-  await createPolicyEngineFromRules(texts.model, parsed.rules, { scopes });
-  return { rules: parsed.rules, scopes };
-}
-
-/**
- * Replaces every stored line and the stored scopes with the given texts', in one transaction under
- * the policy lock: an instance reloading on its commit reads lines and scopes that belong together.
- */
-export async function applyPolicy(pool: Pool, texts: PolicyTexts, source = { policy: 'policy', scopes: 'scopes.yaml' }): Promise<{ rules: number; scopes: number }> {
-  const checked = await checkedPolicy(texts, source);
-  await withTransaction(pool, async (tx) => {
-    await lockPolicy(tx);
-    await writeScopesText(tx, texts.scopes);
-    await replaceRules(tx, checked.rules);
-  });
-  return { rules: checked.rules.length, scopes: checked.scopes.list.length };
-}
+/** The files' texts checked: one the model cannot evaluate never reaches the store. */
+const checkedFiles = (texts: PolicyTexts, source: { policy: string; scopes: string }): Promise<PolicyBundle> => checkBundle(texts, { ...source, scopesFromFile: true });
 
 /** The stored policy's lines and scopes text; null scopes when nothing was ever stored. */
 export async function readStoredPolicy(pool: Pool, modelText: string, readRules = readStoredRules): Promise<{ rules: PolicyRule[]; scopes: string | null }> {
@@ -168,24 +145,22 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
       return loaded;
     },
     reload,
-    async apply() {
-      return applyPolicy(pool, await readPolicyFiles(files), source);
-    },
     /**
      * Two instances starting together both see the store empty at most once: the advisory lock
      * makes the second wait and find the rows.
      */
     async bootstrap() {
       const texts = await readPolicyFiles(files);
-      const checked = await checkedPolicy(texts, source);
-      fileScopes = checked.scopes;
+      const checked = await checkedFiles(texts, source);
+      fileScopes = checked.engine.scopes;
       const seeded = await withTransaction(pool, async (tx) => {
         await lockPolicy(tx);
         // A store filled before scopes were stored gets the files' scopes beside its lines.
         if ((await readScopesText(tx)) === null) await writeScopesText(tx, texts.scopes);
         if ((await countRules(tx)) > 0) return false;
-        await writeScopesText(tx, texts.scopes);
-        await replaceRules(tx, checked.rules);
+        // The same write an apply makes, without a version: the record starts at the first apply.
+        await writeLive(tx, checked);
+        await signalPolicyChanged(tx);
         return true;
       });
       const [stored, state] = await Promise.all([readStoredPolicy(pool, texts.model), readState()]);

@@ -1,13 +1,15 @@
-// Each instance says, on a schedule, which policy it has loaded, so `keygate policy status` can
-// tell an operator whether the whole fleet runs the live version. The schedule and the clock are
-// handed in, so a test beats on demand instead of waiting five seconds.
+// Each instance says, on a schedule, which policy it has loaded (the heartbeat), so an operator can
+// be told whether the whole fleet runs the live version (`fleetStatus`, what `keygate policy status`
+// prints). The schedule and the clock are handed in, so a test beats on demand instead of waiting
+// five seconds.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Pool } from '../store/db.ts';
-import { recordHeartbeat } from '../store/fleet.ts';
-import type { Clock } from './clock.ts';
-import type { LoadedPolicy } from './policy.ts';
+import type { Pool } from '../../store/db.ts';
+import { listInstancesSeenSince, recordHeartbeat, type InstanceRow } from '../../store/fleet.ts';
+import { findCandidate, findLiveVersion } from '../../store/policy-versions.ts';
+import type { Clock } from '../clock.ts';
+import type { LoadedPolicy } from './live.ts';
 
 export const HEARTBEAT_MS = 5_000;
 /** Instances not heard from for this long are taken to have stopped. */
@@ -61,4 +63,27 @@ export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEAR
       timer = null;
     },
   };
+}
+
+export interface FleetInstance extends InstanceRow {
+  /** It has not loaded the live version (yet: instances reload within a second of a change). */
+  lagging: boolean;
+}
+
+export interface FleetStatus {
+  liveVersion: number;
+  /** The candidate under shadow evaluation, if any. */
+  candidateId: number | null;
+  /** Every instance heard from within the horizon. */
+  instances: FleetInstance[];
+  /** How many of them lag. */
+  lagging: number;
+}
+
+/** The live version, the candidate, and which instances heard from within `horizonMs` run what. */
+export async function fleetStatus({ pool, clock }: { pool: Pool; clock: Clock }, horizonMs = FLEET_HORIZON_MS): Promise<FleetStatus> {
+  const [live, candidate, seen] = await Promise.all([findLiveVersion(pool), findCandidate(pool), listInstancesSeenSince(pool, new Date(clock().getTime() - horizonMs))]);
+  const liveVersion = live?.version ?? 0;
+  const instances = seen.map((i) => ({ ...i, lagging: i.policyVersion !== liveVersion }));
+  return { liveVersion, candidateId: candidate?.id ?? null, instances, lagging: instances.filter((i) => i.lagging).length };
 }

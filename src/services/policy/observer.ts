@@ -4,11 +4,11 @@
 // counts live in memory and `flush` adds them to the database on the instance's own schedule.
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import { decisionKey, type Decision, type PolicyEngine, type PolicySubject } from '../policy/engine.ts';
-import { subjectAttributes } from '../policy/patterns.ts';
-import type { Pool } from '../store/db.ts';
-import { addDivergences, type DivergenceRow } from '../store/policy-versions.ts';
-import type { Clock } from './clock.ts';
+import { decisionKey, type Decision, type PolicyEngine, type PolicySubject } from '../../policy/engine.ts';
+import { subjectAttributes } from '../../policy/patterns.ts';
+import type { Pool } from '../../store/db.ts';
+import { addDivergences, type DivergenceRow } from '../../store/policy-versions.ts';
+import type { Clock } from '../clock.ts';
 
 export type Outcome = 'would-allow' | 'would-deny';
 

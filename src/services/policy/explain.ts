@@ -1,0 +1,22 @@
+// Why a request is allowed or refused: the decision, the line that made it, and every other line
+// that matched. Worded by the caller (the CLI prints it; an admin page would show it), decided here
+// once, by the same engine that enforces.
+import type { Decision, PolicyEngine, PolicySubject } from '../../policy/engine.ts';
+import type { PolicyRule } from '../../policy/rules.ts';
+
+export interface Explanation {
+  decision: Decision;
+  /** The line that decided; undefined when no line matched and the default denied. */
+  decidedBy: PolicyRule | undefined;
+  /** The other lines whose matcher holds for the request, in file order. */
+  alsoMatched: PolicyRule[];
+}
+
+export function explain(engine: PolicyEngine, subject: PolicySubject, method: string, path: string): Explanation {
+  const decision = engine.decide(subject, method, path);
+  return {
+    decision,
+    decidedBy: decision.ruleId ? engine.rule(decision.ruleId) : undefined,
+    alsoMatched: engine.matchingRules(subject, method, path).filter((r) => r.id !== decision.ruleId),
+  };
+}

@@ -1,0 +1,113 @@
+// The policy's record: each apply a numbered version of the model, policy and scopes texts;
+// rollback and promote add versions, so the record is never rewritten.
+import { withTransaction, type Client, type Pool } from '../../store/db.ts';
+import { lockPolicy, readStoredRules, replaceRules } from '../../store/casbin.ts';
+import { signal } from '../../store/notify.ts';
+import { findLiveVersion, findVersion, insertVersion, listVersions, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
+import { checkBundle, sourceNamed, type PolicyBundle, type PolicyTexts } from '../../policy/bundle.ts';
+import { createPolicyEngineFromRules, type PolicyEngine } from '../../policy/engine.ts';
+import { parseScopes } from '../../policy/scopes.ts';
+import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
+import { AppError } from '../errors.ts';
+import { systemClock, type Clock } from '../clock.ts';
+
+export interface Authorship { by: string; message: string }
+
+export type ApplyOutcome =
+  | { status: 'applied'; version: number; rules: number; scopes: number }
+  | { status: 'already-live'; version: number };
+
+/** The engine the texts make, read with their own scopes (without a catalog where they hold none). */
+export async function engineOfTexts(t: PolicyTexts, source: string): Promise<PolicyEngine> {
+  return (await checkBundle(t, sourceNamed(source))).engine;
+}
+
+export const textsOf = (row: VersionRow | CandidateRow): PolicyTexts => ({ model: row.modelText, policy: row.policyText, scopes: row.scopesText });
+
+/**
+ * The one write that puts checked texts in force: the stored lines and scopes become theirs. The
+ * first start's seed and every apply, rollback and promote make it. The caller holds the policy
+ * lock, so lines and scopes change together and an instance reloading on the commit reads a
+ * matching pair, and the caller signals (`signalPolicyChanged`) once its transaction holds all it
+ * will write.
+ */
+export async function writeLive(tx: Client, bundle: PolicyBundle): Promise<void> {
+  if (bundle.texts.scopes) await writeScopesText(tx, bundle.texts.scopes);
+  await replaceRules(tx, bundle.rules);
+}
+
+/** Every instance reloads the stored policy (and candidate) when the transaction commits; not before, not if it rolls back. */
+export async function signalPolicyChanged(tx: Client): Promise<void> {
+  await signal(tx, { type: 'policy' });
+}
+
+/**
+ * The bundle becomes the live policy as a new version, unless it is live already. Takes the policy
+ * lock, so two applies of different texts get consecutive versions and two of the same text store
+ * it once. Signals nobody: the caller does, when it has written all it will.
+ */
+export async function storeVersion(tx: Client, bundle: PolicyBundle, who: Authorship, clock: Clock): Promise<ApplyOutcome> {
+  const { texts, sha256 } = bundle;
+  await lockPolicy(tx);
+  const live = await findLiveVersion(tx);
+  if (live && live.sha256 === sha256) return { status: 'already-live', version: live.version };
+  const version = await insertVersion(tx, { sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: who.by, message: who.message });
+  await writeLive(tx, bundle);
+  return { status: 'applied', version, rules: bundle.rules.length, scopes: bundle.engine.scopes.list.length };
+}
+
+/**
+ * Applying a policy: the texts are checked (one the model cannot evaluate never reaches the store)
+ * and become the live policy as a new version. `keygate policy apply` and rollback come here, and
+ * so would an admin console.
+ */
+export async function applyPolicy(pool: Pool, texts: PolicyTexts, who: Authorship, opts: { clock?: Clock; source?: string } = {}): Promise<ApplyOutcome> {
+  const bundle = await checkBundle(texts, sourceNamed(opts.source ?? 'policy'));
+  return withTransaction(pool, async (tx) => {
+    const outcome = await storeVersion(tx, bundle, who, opts.clock ?? systemClock);
+    // What is live already changed nothing an instance holds.
+    if (outcome.status === 'applied') await signalPolicyChanged(tx);
+    return outcome;
+  });
+}
+
+export interface PolicyVersionService {
+  /** The texts become the live policy as a new version, unless they are live already. */
+  apply(texts: PolicyTexts, who: Authorship, source?: string): Promise<ApplyOutcome>;
+  rollback(version: number, by: string): Promise<ApplyOutcome>;
+  /** null: the store holds what the files seeded at first start, or nothing yet (version 0). */
+  live(): Promise<VersionRow | null>;
+  version(version: number): Promise<VersionRow>;
+  history(limit: number): Promise<VersionRow[]>;
+  /**
+   * The engine of what the store holds now: the live version's texts, else (a store only seeded
+   * from files) its lines and scopes read with `files`' model.
+   */
+  liveEngine(files: PolicyTexts): Promise<{ engine: PolicyEngine; version: number; sha256: string | null }>;
+}
+
+export function createPolicyVersionService({ pool, clock }: { pool: Pool; clock: Clock }): PolicyVersionService {
+  const version = async (n: number): Promise<VersionRow> => {
+    const row = await findVersion(pool, n);
+    if (!row) throw new AppError('NOT_FOUND', `There is no policy version ${n}.`);
+    return row;
+  };
+
+  return {
+    apply: (texts, who, source = 'policy') => applyPolicy(pool, texts, who, { clock, source }),
+    async rollback(n, by) {
+      const row = await version(n);
+      return applyPolicy(pool, textsOf(row), { by, message: `rollback to ${n}` }, { clock, source: `version ${n}` });
+    },
+    live: () => findLiveVersion(pool),
+    version,
+    history: (limit) => listVersions(pool, limit),
+    async liveEngine(files) {
+      const live = await findLiveVersion(pool);
+      if (live) return { engine: await engineOfTexts(textsOf(live), `live version ${live.version}`), version: live.version, sha256: live.sha256 };
+      const [rules, scopes] = await Promise.all([readStoredRules(pool), readScopesText(pool)]);
+      const catalog = parseScopes(scopes ?? files.scopes, 'the stored scopes');
+      return { engine: await createPolicyEngineFromRules(files.model, rules, { scopes: catalog }), version: 0, sha256: null };
+    },
+  };
+}
