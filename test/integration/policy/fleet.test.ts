@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import { createPool, type Pool } from '../../../src/store/db.ts';
+import type { Pool } from '../../../src/store/db.ts';
 import type { Config } from '../../../src/config.ts';
-import { startTestGateway, testClock, type TestGateway } from '../../support/gateway.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { configFor, policyCli, policyCopy } from './support.ts';
+import { testClock, type TestGateway } from '../../support/gateway.ts';
+import { policyCli, twoInstances, type TwoInstances } from './support.ts';
 import { until } from '../../support/until.ts';
 
 // Two gateways on one database: what an operator sees and changes across a fleet.
@@ -17,29 +16,13 @@ async function readyVersion(g: TestGateway): Promise<number> {
 }
 
 describe('policy across a fleet', () => {
-  let db: TestDatabase;
   let pool: Pool;
   let config: Config;
-  let files: Awaited<ReturnType<typeof policyCopy>>;
+  let files: TwoInstances['files'];
   let a: TestGateway;
   let b: TestGateway;
-  const cli = (...args: string[]) => policyCli(pool, config, args);
-
-  beforeEach(async () => {
-    db = await createTestDatabase('kg_fleet');
-    files = await policyCopy();
-    const gatewayConfig = { policy: { file: files.file, model: files.model } };
-    a = await startTestGateway({ database: db, config: gatewayConfig, heartbeatMs: HOUR, clock: testClock() });
-    b = await startTestGateway({ database: db, config: gatewayConfig, heartbeatMs: HOUR, clock: testClock() });
-    pool = createPool(db.url);
-    config = configFor(db.url, files);
-  });
-  afterEach(async () => {
-    await a.stop();
-    await b.stop().catch(() => {});
-    await pool.end();
-    await db.drop();
-  });
+  let cli: TwoInstances['cli'];
+  twoInstances('kg_fleet', (s) => ({ pool, config, files, a, b, cli } = s));
 
   describe('when a version is rolled back', () => {
     it('then the second instance runs the rollback within a second', async () => {

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { createPool, type Pool } from '../../../src/store/db.ts';
-import type { Config } from '../../../src/config.ts';
-import { startTestGateway, testClock, type TestGateway } from '../../support/gateway.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { configFor, policyCli, policyCopy } from './support.ts';
+import type { Pool } from '../../../src/store/db.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { twoInstances, type TwoInstances } from './support.ts';
 import { until } from '../../support/until.ts';
 
 // A candidate policy decided beside the live one on two instances sharing a database.
@@ -14,36 +12,22 @@ const PREVIEW = 'p, anonymous, *, .*, /healthz, deny, anon.no-healthz';
 const ANON = { kind: 'anonymous', permissions: [], role: null } as const;
 
 describe('shadow evaluation', () => {
-  let db: TestDatabase;
   let pool: Pool;
-  let config: Config;
-  let files: Awaited<ReturnType<typeof policyCopy>>;
+  let files: TwoInstances['files'];
   let a: TestGateway;
   let b: TestGateway;
-  const cli = (...args: string[]) => policyCli(pool, config, args);
+  let cli: TwoInstances['cli'];
+  twoInstances('kg_shadow', (s) => ({ pool, files, a, b, cli } = s));
   const both = () => [a, b];
   const candidateOn = (id: number | null) => () => both().every((g) => g.policy.service.loaded.candidateId === id);
 
   beforeEach(async () => {
-    db = await createTestDatabase('kg_shadow');
-    files = await policyCopy();
-    const gatewayConfig = { policy: { file: files.file, model: files.model } };
-    a = await startTestGateway({ database: db, config: gatewayConfig, heartbeatMs: HOUR, clock: testClock() });
-    b = await startTestGateway({ database: db, config: gatewayConfig, heartbeatMs: HOUR, clock: testClock() });
-    pool = createPool(db.url);
-    config = configFor(db.url, files);
     await cli('apply');
     await files.append(PREVIEW);
     const stored = await cli('apply', '--shadow', '--force', '--message', 'preview projects');
     expect(stored.code).to.equal(0);
     const id = Number(/as candidate (\d+)/.exec(stored.out)?.[1]);
     await until('the candidate on both', candidateOn(id), 1000);
-  });
-  afterEach(async () => {
-    await a.stop();
-    await b.stop();
-    await pool.end();
-    await db.drop();
   });
 
   describe('when the candidate would decide differently', () => {
