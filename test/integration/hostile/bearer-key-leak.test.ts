@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { TRACE } from '../../support/echo.ts';
-import { head, RawSocket, startHostile, type Hostile } from './support.ts';
+import { forwardedAuthorization, head, RawSocket, startHostile, type Hostile } from './support.ts';
 
 // A keygate key sent as `Authorization: Bearer` is the caller's secret: CONTRACT 15 says it never
 // reaches the upstream, on any route. An attacker who runs (or reads the logs of) the upstream
 // would otherwise collect keys from clients that put them in the header every SDK fills in.
 
-async function forwarded(h: Hostile, authorization: string): Promise<{ status: number; sent: string | undefined }> {
-  const id = randomUUID();
-  const s = await RawSocket.open(h.gw.url);
-  s.write(head('GET', '/api/projects/leak', [['Host', h.host], ['x-api-key', h.otherKey], ['Authorization', authorization], [TRACE, id], ['Connection', 'close']]));
-  const res = await s.response(10_000);
-  s.destroy();
-  const seen = h.echo.received(id);
-  return { status: res.status, sent: seen[0]?.headers.authorization };
-}
+const forwarded = forwardedAuthorization;
 
 describe('hostile: a keygate key in Authorization never reaches the upstream', () => {
   describe('when the key follows "Bearer" with more text after it, or is Basic credentials', () => {

@@ -1,22 +1,14 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { TRACE } from '../../support/echo.ts';
 import { connectApp, type ConnectedApp } from '../oauth/support.ts';
-import { head, RawSocket, startHostile, type Hostile } from './support.ts';
+import { forwardedAuthorization, head, RawSocket, startHostile, type Hostile } from './support.ts';
 
 // A token keygate issued is the MCP client's secret, whatever spelling the client (or an attacker
 // replaying it) wraps it in: CONTRACT 22 says no Authorization value that holds one reaches the
 // upstream. And a Bearer that is not keygate's must not cost a database lookup anywhere but
 // /api/mcp: otherwise any anonymous caller buys one query per request.
 
-async function forwarded(h: Hostile, authorization: string): Promise<{ status: number; sent: string | undefined }> {
-  const id = randomUUID();
-  const s = await RawSocket.open(h.gw.url);
-  s.write(head('GET', '/api/projects/leak', [['Host', h.host], ['x-api-key', h.otherKey], ['Authorization', authorization], [TRACE, id], ['Connection', 'close']]));
-  const res = await s.response(10_000);
-  s.destroy();
-  return { status: res.status, sent: h.echo.received(id)[0]?.headers.authorization };
-}
+const forwarded = forwardedAuthorization;
 
 describe('hostile: an issued OAuth token in any Authorization spelling', function () {
   this.timeout(60_000);

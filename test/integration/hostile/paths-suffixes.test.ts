@@ -1,33 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { describeCaller, startMatrixGateway, TRACE, type CallerName, type MatrixGateway } from '../matrix/support.ts';
-import { rawRequest, type RawReply } from './raw.ts';
+import { describeCaller } from '../matrix/support.ts';
+import { rawKeyedRequests } from './support.ts';
 
 // Upstreams that read `.json` as a response format (Rails, older Spring) or drop a trailing dot or
 // space from a name (IIS) serve the route without it. So no spelling with such an ending may get
 // past a refusal of the bare route: it is 400, or that route's own refusal.
 
-interface Sent { res: RawReply; code: string | undefined; forwarded: number }
-
 describe('hostile paths: suffixed spellings of refused routes', () => {
-  let m: MatrixGateway;
-  const keys: Partial<Record<CallerName, string>> = {};
-  before(async () => {
-    m = await startMatrixGateway('A');
-    for (const who of ['key', 'ai'] as const) keys[who] = m.parties[who].client().headers['x-api-key'];
-  });
-  after(async () => m?.stop());
-
-  async function send(who: 'key' | 'ai', method: string, path: string): Promise<Sent> {
-    const id = randomUUID();
-    const body = method === 'GET' ? '' : '{}';
-    const res = await rawRequest(m.gw.url, [
-      `${method} ${path} HTTP/1.1`, `Host: ${new URL(m.gw.url).host}`, `x-api-key: ${keys[who]}`, `${TRACE}: ${id}`,
-      ...(body ? ['Content-Type: application/json'] : []),
-    ], body);
-    const code = res.body.startsWith('{') ? (JSON.parse(res.body) as { code?: string }).code : undefined;
-    return { res, code, forwarded: m.echo.received(id).length };
-  }
+  const send = rawKeyedRequests();
 
   describe('when a segment ends in "." or encoded whitespace, then it is 400 VALIDATION_FAILED and nothing is forwarded', () => {
     const cases: [method: string, path: string][] = [

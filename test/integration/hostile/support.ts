@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
+import { TRACE } from '../../support/echo.ts';
+import { startMatrixGateway, type MatrixGateway } from '../matrix/support.ts';
+import { rawRequest, type RawReply } from './raw.ts';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../../support/gateway.ts';
 import { startEcho, type Echo } from '../../support/echo.ts';
 import { Client, signUp } from '../../support/http.ts';
@@ -144,4 +148,39 @@ export function parseResponse(text: string): RawResponse | null {
 /** A request head, CRLF-terminated, with the fields in exactly the given order. */
 export function head(method: string, target: string, fields: [string, string][]): string {
   return `${method} ${target} HTTP/1.1\r\n${fields.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`;
+}
+
+/** What the upstream received as `Authorization` when a keyed request carried the value given. */
+export async function forwardedAuthorization(h: Hostile, authorization: string): Promise<{ status: number; sent: string | undefined }> {
+  const id = randomUUID();
+  const s = await RawSocket.open(h.gw.url);
+  s.write(head('GET', '/api/projects/leak', [['Host', h.host], ['x-api-key', h.otherKey], ['Authorization', authorization], [TRACE, id], ['Connection', 'close']]));
+  const res = await s.response(10_000);
+  s.destroy();
+  return { status: res.status, sent: h.echo.received(id)[0]?.headers.authorization };
+}
+
+export interface KeyedSent { res: RawReply; code: string | undefined; forwarded: number }
+
+/**
+ * A Variant A matrix gateway for the file, and raw requests sent with the `key` or `ai` party's key
+ * byte for byte: the answer, its problem code, and how many copies reached the upstream.
+ */
+export function rawKeyedRequests(): (who: 'key' | 'ai', method: string, path: string) => Promise<KeyedSent> {
+  let m: MatrixGateway | undefined;
+  before(async () => {
+    m = await startMatrixGateway('A');
+  });
+  after(async () => m?.stop());
+  return async (who, method, path) => {
+    if (!m) throw new Error('the matrix gateway did not start');
+    const id = randomUUID();
+    const body = method === 'GET' ? '' : '{}';
+    const res = await rawRequest(m.gw.url, [
+      `${method} ${path} HTTP/1.1`, `Host: ${new URL(m.gw.url).host}`, `x-api-key: ${m.parties[who].client().headers['x-api-key']}`, `${TRACE}: ${id}`,
+      ...(body ? ['Content-Type: application/json'] : []),
+    ], body);
+    const code = res.body.startsWith('{') ? (JSON.parse(res.body) as { code?: string }).code : undefined;
+    return { res, code, forwarded: m.echo.received(id).length };
+  };
 }

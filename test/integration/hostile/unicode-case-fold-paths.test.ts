@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { describeCaller, startMatrixGateway, TRACE, type CallerName, type MatrixGateway } from '../matrix/support.ts';
-import { rawRequest, type RawReply } from './raw.ts';
+import { describeCaller } from '../matrix/support.ts';
+import { rawKeyedRequests } from './support.ts';
 
 // An upstream that compares paths without regard to case may do it the Unicode way (Java's
 // equalsIgnoreCase reads "ſ" as "s" and the Kelvin sign as "k"), or normalise with NFKC (fullwidth
@@ -9,27 +8,8 @@ import { rawRequest, type RawReply } from './raw.ts';
 // is refused: so such a spelling is 400 and nothing is forwarded (CONTRACT 22). Raw bytes: a
 // client library might encode or normalise the very characters under test.
 
-interface Sent { res: RawReply; code: string | undefined; forwarded: number }
-
 describe('hostile paths: Unicode spellings that fold onto a refused ASCII route', () => {
-  let m: MatrixGateway;
-  const keys: Partial<Record<CallerName, string>> = {};
-  before(async () => {
-    m = await startMatrixGateway('A');
-    for (const who of ['key', 'ai'] as const) keys[who] = m.parties[who].client().headers['x-api-key'];
-  });
-  after(async () => m?.stop());
-
-  async function send(who: 'key' | 'ai', method: string, path: string): Promise<Sent> {
-    const id = randomUUID();
-    const body = method === 'GET' ? '' : '{}';
-    const res = await rawRequest(m.gw.url, [
-      `${method} ${path} HTTP/1.1`, `Host: ${new URL(m.gw.url).host}`, `x-api-key: ${keys[who]}`, `${TRACE}: ${id}`,
-      ...(body ? ['Content-Type: application/json'] : []),
-    ], body);
-    const code = res.body.startsWith('{') ? (JSON.parse(res.body) as { code?: string }).code : undefined;
-    return { res, code, forwarded: m.echo.received(id).length };
-  }
+  const send = rawKeyedRequests();
 
   // Each: who, method, the refused ASCII path, and spellings of it that fold onto it.
   const cases: [who: 'key' | 'ai', method: string, ascii: string, spellings: [what: string, path: string][]][] = [
