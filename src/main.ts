@@ -28,7 +28,7 @@ import { mcpRoutes } from './mcp/routes.ts';
 import { webRoutes } from './web/routes.ts';
 import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
-import { oauthRoutes } from './oauth/routes.ts';
+import { oauthRoutes } from './http/routes/oauth.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
 
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;

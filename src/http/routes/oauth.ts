@@ -1,23 +1,48 @@
 import Router from '@koa/router';
-import type { Config } from '../config.ts';
-import { AppError } from '../services/errors.ts';
-import type { GrantService } from '../services/oauth-grants.ts';
-import type { GatewayContext, GatewayState } from '../http/state.ts';
-import { requestMeta } from '../http/routes/auth.ts';
-import { sharedAssets } from '../web/assets.ts';
-import { layout, pageHeaders } from '../web/layout.ts';
-import { accountHeader } from '../web/pages.ts';
-import { pageConfig } from '../web/routes.ts';
-import { consentMain } from '../web/consent.ts';
-import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../web/oauth-error.ts';
-import { readRegistration } from './registration.ts';
-import { cspOrigin, OAUTH_ROUTES, type OAuthRuntime } from './provider.ts';
-import type { OAuthHolder } from './holder.ts';
+import type { Config } from '../../config.ts';
+import { AppError } from '../../services/errors.ts';
+import type { GrantService } from '../../services/oauth-grants.ts';
+import type { GatewayContext, GatewayState } from '../state.ts';
+import { requestMeta } from './auth.ts';
+import { sharedAssets } from '../../web/assets.ts';
+import { layout, pageHeaders } from '../../web/layout.ts';
+import { accountHeader } from '../../web/pages.ts';
+import { pageConfig } from '../../web/routes.ts';
+import { consentMain } from '../../web/consent.ts';
+import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../../web/oauth-error.ts';
+import { MAX_REGISTRATION_BYTES, metadataProblem } from '../../oauth/registration.ts';
+import { cspOrigin, OAUTH_ROUTES, type OAuthRuntime } from '../../oauth/provider.ts';
+import type { OAuthHolder } from '../../oauth/holder.ts';
 
 export interface OAuthRoutesDeps { config: Config; oauth: OAuthHolder; grants: GrantService }
 
 const notServed = () => new AppError('NOT_FOUND', 'This server does not offer OAuth: it has no public URL to name as issuer.');
 
+// Refused as problems that also carry RFC 7591's `error`, so an OAuth client library reads the
+// reason as well.
+const refused = (detail: string) => new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail });
+
+function tooLarge(): AppError {
+  const detail = `The client metadata is larger than ${MAX_REGISTRATION_BYTES} bytes, the most this server stores for a client.`;
+  // What is left unread would be taken for the next request: the connection closes.
+  return new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail }, { closeConnection: true });
+}
+
+/** Reads the registration body (at most 8 KB) and checks it (oauth/registration.ts); answers the text. */
+async function readRegistration(ctx: GatewayContext): Promise<string> {
+  if (Number(ctx.get('content-length') || 0) > MAX_REGISTRATION_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_REGISTRATION_BYTES) throw tooLarge();
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  const problem = metadataProblem(text);
+  if (problem) throw refused(problem);
+  return text;
+}
 
 /** RFC 8414 metadata (exactly CONTRACT 15's fields), the consent step, and the library under /oauth/. */
 export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<GatewayState> {
