@@ -4,11 +4,9 @@ import { AppError } from '../../services/errors.ts';
 import type { GrantService } from '../../services/oauth-grants.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
-import { sharedAssets } from '../../web/assets.ts';
-import { layout, pageHeaders } from '../../web/layout.ts';
-import { accountHeader } from '../../web/pages.ts';
+import { pageHeaders } from '../../web/layout.ts';
 import { pageConfig } from '../../web/routes.ts';
-import { consentMain } from '../../web/consent.ts';
+import { consentPage } from '../../web/consent.ts';
 import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../../web/oauth-error.ts';
 import { MAX_REGISTRATION_BYTES, metadataProblem } from '../../oauth/registration.ts';
 import { cspOrigin, OAUTH_ROUTES, type OAuthRuntime } from '../../oauth/provider.ts';
@@ -95,19 +93,10 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     // an origin never goes into the header, and the consent is not offered.
     const redirectOrigin = cspOrigin(String(details.params.redirect_uri));
     if (!redirectOrigin) throw new AppError('VALIDATION_FAILED', 'The app registered a redirect address this server does not accept. Ask its authors to register again.');
-    const bundle = await sharedAssets();
-    // The answer leaves by a redirect to the client after a form post; browsers hold that redirect
-    // to form-action, so the client's origin (and only it) joins 'self' on this page.
-    ctx.set('Content-Security-Policy', pageHeaders['Content-Security-Policy']!.replace("form-action 'self'", `form-action 'self' ${redirectOrigin}`));
-    // Under no-referrer a form post says `Origin: null`, which the cross-site check refuses;
-    // same-origin still sends nothing to the client the answer is redirected to.
-    ctx.set('Referrer-Policy', 'same-origin');
+    const page = await consentPage({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email }, pageCfg);
+    ctx.set(page.headers);
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = layout({
-      title: 'Connect an app', script: null, assets: bundle, config: pageCfg,
-      header: accountHeader(caller.user.email),
-      main: consentMain({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email }),
-    });
+    ctx.body = page.body;
   });
 
   router.post('/oauth/consent/:uid/allow', async (ctx) => {
