@@ -6,7 +6,6 @@ import { ensureSecrets } from '../store/oauth.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
 import { mintToken } from './token-format.ts';
-import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../web/oauth-error.ts';
 
 // The authorization server of CONTRACT 15, on oidc-provider: registration, authorization code
 // with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
@@ -73,14 +72,21 @@ export interface OAuthRuntime {
   handler: ReturnType<Provider['callback']>;
 }
 
-export interface ProviderDeps { pool: Pool; grants: GrantService; issuer: string; mcpPath: string }
+export interface ProviderDeps {
+  pool: Pool;
+  grants: GrantService;
+  issuer: string;
+  mcpPath: string;
+  /** The page a person's browser gets when a step under /oauth/ fails (http/routes/oauth.ts). */
+  renderError: NonNullable<Configuration['renderError']>;
+}
 
 function candidateSecrets() {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return { cookie_key: randomBytes(32).toString('base64url'), jwk: { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' } };
 }
 
-export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: ProviderDeps): Promise<OAuthRuntime> {
+export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, renderError }: ProviderDeps): Promise<OAuthRuntime> {
   // Loaded only when a server starts OAuth: the CLI's commands never need it, and the library
   // writes a notice to stderr when loaded on Node 20, which would break their one-line errors.
   const { default: ProviderClass, errors } = await import('oidc-provider');
@@ -126,12 +132,8 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
         if (metadata.application_type === 'native') throw new errors.InvalidClientMetadata('application_type native is not offered; register as a web client with exact redirect URIs');
       },
     },
-    // Drawn in the person's browser; the library's own page loads a web font from a third party.
-    renderError: (ctx, out) => {
-      ctx.set(OAUTH_ERROR_HEADERS);
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = oauthErrorPage('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error);
-    },
+    // keygate's own page: the library's loads a web font from a third party.
+    renderError,
     features: {
       devInteractions: { enabled: false },
       // Logging out through a client's redirect would send the browser on to any URI a client

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Configuration } from 'oidc-provider';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../services/errors.ts';
 import type { GrantService } from '../../services/oauth-grants.ts';
@@ -41,6 +42,16 @@ async function readRegistration(ctx: GatewayContext): Promise<string> {
   if (problem) throw refused(problem);
   return text;
 }
+
+/**
+ * The library's error page (provider.ts takes it as renderError), drawn in the person's browser:
+ * an authorization request that failed its checks is answered here, never by a redirect.
+ */
+export const renderOAuthError: NonNullable<Configuration['renderError']> = (ctx, out) => {
+  ctx.set(OAUTH_ERROR_HEADERS);
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = oauthErrorPage('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error);
+};
 
 /** RFC 8414 metadata (exactly CONTRACT 15's fields), the consent step, and the library under /oauth/. */
 export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<GatewayState> {
