@@ -9,8 +9,8 @@ import { pageHeaders } from '../../web/layout.ts';
 import { pageConfig } from '../../web/routes.ts';
 import { consentPage } from '../../web/consent.ts';
 import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../../web/oauth-error.ts';
-import { MAX_REGISTRATION_BYTES, metadataProblem } from '../../oauth/registration.ts';
-import { cspOrigin, OAUTH_ROUTES, type OAuthRuntime } from '../../oauth/provider.ts';
+import { cspOrigin, MAX_REGISTRATION_BYTES, metadataProblem } from '../../oauth/registration.ts';
+import { OAUTH_ROUTES, type OAuthRuntime } from '../../oauth/provider.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
 
 export interface OAuthRoutesDeps { config: Config; oauth: OAuthHolder; grants: GrantService }
