@@ -28,7 +28,7 @@ import { mcpRoutes } from './mcp/routes.ts';
 import { webRoutes } from './web/routes.ts';
 import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
-import { oauthRoutes } from './oauth/routes.ts';
+import { oauthRoutes, renderOAuthError } from './http/routes/oauth.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
 
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;
@@ -199,7 +199,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.mcpServer.enabled) {
     const decided = oauthIssuer(config.publicUrl, config.host, url);
-    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp` }));
+    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp`, renderError: renderOAuthError }));
     else logger.warn(decided.reason);
   }
   logger.info({

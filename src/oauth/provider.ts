@@ -6,11 +6,13 @@ import { ensureSecrets } from '../store/oauth.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
 import { mintToken } from './token-format.ts';
-import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../web/oauth-error.ts';
+import { redirectUriProblem } from './registration.ts';
 
 // The authorization server of CONTRACT 15, on oidc-provider: registration, authorization code
 // with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
-// brings the storage, the sign-in and consent pages and what a grant is.
+// brings the storage (adapter.ts over store/oauth.ts), the pages and the routes that serve them
+// (web/consent.ts, http/routes/oauth.ts) and what a grant is (services/oauth-grants.ts). This
+// folder is the provider's configuration only: it imports nothing from http/ or web/.
 
 export const OAUTH_ROUTES = {
   authorization: '/oauth/authorize',
@@ -28,42 +30,6 @@ export const consentPath = (uid: string) => `/oauth/consent/${uid}`;
 const HOUR = 3600;
 const DAY = 24 * HOUR;
 
-/** Hosts an `http:` redirect URI may name (RFC 8252 loopback); everything else must be `https:`. */
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/** Why a redirect URI is refused, or null. Exact matching is the library's (web clients). */
-export function redirectUriProblem(uri: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return `${uri} is not an absolute URL`;
-  }
-  if (!plainHost(url.hostname)) return `${uri}: the host must be a plain DNS name or an IP address`;
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
-  return 'redirect_uris must use https:, or http: on a loopback address (127.0.0.1, localhost, [::1])';
-}
-
-// The URL parser lets `;`, `*`, `'` and more through in a host; such a host would be written into
-// the consent page's Content-Security-Policy. Only letters, digits and hyphens in dot-separated
-// labels (IDNs arrive as punycode), an IPv4 address, or a bracketed IPv6 literal are a host here.
-const DNS_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
-const IPV6_LITERAL = /^\[[0-9a-f:.]+\]$/;
-const plainHost = (hostname: string): boolean => DNS_NAME.test(hostname) || IPV6_LITERAL.test(hostname);
-
-/** The origin of a redirect URI as it may stand in a CSP source list, or null when it may not. */
-export function cspOrigin(uri: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return null;
-  }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !plainHost(url.hostname)) return null;
-  return /^https?:\/\/[a-z0-9.:[\]-]+$/.test(url.origin) ? url.origin : null;
-}
-
 export interface OAuthRuntime {
   provider: Provider;
   issuer: string;
@@ -73,14 +39,21 @@ export interface OAuthRuntime {
   handler: ReturnType<Provider['callback']>;
 }
 
-export interface ProviderDeps { pool: Pool; grants: GrantService; issuer: string; mcpPath: string }
+export interface ProviderDeps {
+  pool: Pool;
+  grants: GrantService;
+  issuer: string;
+  mcpPath: string;
+  /** The page a person's browser gets when a step under /oauth/ fails (http/routes/oauth.ts). */
+  renderError: NonNullable<Configuration['renderError']>;
+}
 
 function candidateSecrets() {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return { cookie_key: randomBytes(32).toString('base64url'), jwk: { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' } };
 }
 
-export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: ProviderDeps): Promise<OAuthRuntime> {
+export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, renderError }: ProviderDeps): Promise<OAuthRuntime> {
   // Loaded only when a server starts OAuth: the CLI's commands never need it, and the library
   // writes a notice to stderr when loaded on Node 20, which would break their one-line errors.
   const { default: ProviderClass, errors } = await import('oidc-provider');
@@ -126,12 +99,8 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath }: Prov
         if (metadata.application_type === 'native') throw new errors.InvalidClientMetadata('application_type native is not offered; register as a web client with exact redirect URIs');
       },
     },
-    // Drawn in the person's browser; the library's own page loads a web font from a third party.
-    renderError: (ctx, out) => {
-      ctx.set(OAUTH_ERROR_HEADERS);
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = oauthErrorPage('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error);
-    },
+    // keygate's own page: the library's loads a web font from a third party.
+    renderError,
     features: {
       devInteractions: { enabled: false },
       // Logging out through a client's redirect would send the browser on to any URI a client

@@ -1,38 +1,56 @@
-import { AppError } from '../services/errors.ts';
-import type { GatewayContext } from '../http/state.ts';
-
-// What an anonymous caller may store with one registration (CONTRACT 22). Refused as problems that
-// also carry RFC 7591's `error`, so an OAuth client library reads the reason as well.
+// What a client may register (CONTRACT 22), as pure rules: what an anonymous caller may store with
+// one registration, and which redirect URIs are accepted. The route (http/routes/oauth.ts) reads
+// the body within the bound and turns a refusal into a problem that also carries RFC 7591's `error`;
+// the provider (provider.ts) applies the redirect rule to every registration.
 
 export const MAX_REGISTRATION_BYTES = 8 * 1024;
 export const MAX_CLIENT_NAME = 200;
 
-const refused = (detail: string) => new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail });
-
-function tooLarge(): AppError {
-  const detail = `The client metadata is larger than ${MAX_REGISTRATION_BYTES} bytes, the most this server stores for a client.`;
-  // What is left unread would be taken for the next request: the connection closes.
-  return new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail }, { closeConnection: true });
-}
-
-/** Reads the registration body (at most 8 KB) and checks what the library does not bound; answers the text. */
-export async function readRegistration(ctx: GatewayContext): Promise<string> {
-  if (Number(ctx.get('content-length') || 0) > MAX_REGISTRATION_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_REGISTRATION_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+/** Why the registration's text is refused, or null: what the library does not bound itself. */
+export function metadataProblem(text: string): string | null {
   let metadata: unknown;
   try {
     metadata = JSON.parse(text);
   } catch {
-    throw refused('The client metadata is not valid JSON.');
+    return 'The client metadata is not valid JSON.';
   }
   const name = metadata !== null && typeof metadata === 'object' ? (metadata as { client_name?: unknown }).client_name : undefined;
-  if (typeof name === 'string' && [...name].length > MAX_CLIENT_NAME) throw refused(`client_name is longer than ${MAX_CLIENT_NAME} characters.`);
-  return text;
+  if (typeof name === 'string' && [...name].length > MAX_CLIENT_NAME) return `client_name is longer than ${MAX_CLIENT_NAME} characters.`;
+  return null;
+}
+
+/** Hosts an `http:` redirect URI may name (RFC 8252 loopback); everything else must be `https:`. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Why a redirect URI is refused, or null. Exact matching is the library's (web clients). */
+export function redirectUriProblem(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `${uri} is not an absolute URL`;
+  }
+  if (!plainHost(url.hostname)) return `${uri}: the host must be a plain DNS name or an IP address`;
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
+  return 'redirect_uris must use https:, or http: on a loopback address (127.0.0.1, localhost, [::1])';
+}
+
+// The URL parser lets `;`, `*`, `'` and more through in a host; such a host would be written into
+// the consent page's Content-Security-Policy. Only letters, digits and hyphens in dot-separated
+// labels (IDNs arrive as punycode), an IPv4 address, or a bracketed IPv6 literal are a host here.
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const IPV6_LITERAL = /^\[[0-9a-f:.]+\]$/;
+const plainHost = (hostname: string): boolean => DNS_NAME.test(hostname) || IPV6_LITERAL.test(hostname);
+
+/** The origin of a redirect URI as it may stand in a CSP source list, or null when it may not. */
+export function cspOrigin(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return null;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !plainHost(url.hostname)) return null;
+  return /^https?:\/\/[a-z0-9.:[\]-]+$/.test(url.origin) ? url.origin : null;
 }

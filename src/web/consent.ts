@@ -1,4 +1,7 @@
-import { html, type Html } from './layout.ts';
+import { sharedAssets } from './assets.ts';
+import { html, layout, pageHeaders, type Html } from './layout.ts';
+import type { PageConfig } from './page-config.ts';
+import { accountHeader } from './pages.ts';
 
 // The consent step of an MCP client's authorization (CONTRACT 15). Plain forms, no script: the
 // decision must work even where the page's script is blocked, and each button posts to its own
@@ -35,4 +38,20 @@ export function consentMain({ uid, clientName, clientId, redirectOrigin, email }
 </div>
 </section>
 </div>`;
+}
+
+/** The whole consent page, and the headers it needs on top of `pageHeaders`. */
+export async function consentPage(input: ConsentInput, config: PageConfig): Promise<{ headers: Record<string, string>; body: string }> {
+  const bundle = await sharedAssets();
+  return {
+    headers: {
+      // The answer leaves by a redirect to the client after a form post; browsers hold that redirect
+      // to form-action, so the client's origin (and only it) joins 'self' on this page.
+      'Content-Security-Policy': pageHeaders['Content-Security-Policy']!.replace("form-action 'self'", `form-action 'self' ${input.redirectOrigin}`),
+      // Under no-referrer a form post says `Origin: null`, which the cross-site check refuses;
+      // same-origin still sends nothing to the client the answer is redirected to.
+      'Referrer-Policy': 'same-origin',
+    },
+    body: layout({ title: 'Connect an app', script: null, assets: bundle, config, header: accountHeader(input.email), main: consentMain(input) }),
+  };
 }

@@ -28,6 +28,11 @@ export const RULES: readonly Rule[] = [
   },
   { name: 'routes, mcp and cli go through services (no store/)', from: under('src/http/routes', 'src/mcp', 'src/cli'), forbids: under('src/store') },
   { name: 'cli does not import http/', from: under('src/cli'), forbids: under('src/http') },
+  {
+    name: "oauth/ is the provider's configuration: no http/, web/, mcp/ or cli/ (its routes are http/routes/oauth.ts)",
+    from: under('src/oauth'),
+    forbids: under('src/http', 'src/web', 'src/mcp', 'src/cli'),
+  },
   { name: 'nothing imports the composition root src/main.ts', from: () => true, forbids: (t) => t === 'src/main.ts' },
   {
     name: "the policy's life is reached through src/services/policy/index.ts",

@@ -47,6 +47,7 @@ describe('the import checker itself', () => {
     ['src/policy/engine.ts', 'src/store/db.ts'],
     ['src/http/routes/admin.ts', 'src/store/audit.ts'],
     ['src/cli/main.ts', 'src/http/problem.ts'],
+    ['src/oauth/registration.ts', 'src/http/state.ts'],
     ['src/web/routes.ts', 'src/main.ts'],
     ['src/cli/policy/apply.ts', 'src/services/policy/versions.ts'],
     ['src/services/keys/service.ts', 'src/store/casbin.ts'],
@@ -66,6 +67,8 @@ describe('the import checker itself', () => {
       ['src/store/casbin.ts', ['src/policy/rules.ts', 'pg']],
       ['src/cli/main.ts', ['src/services/policy/index.ts', 'src/policy/routes.ts']],
       ['src/services/policy/shadow.ts', ['src/services/policy/versions.ts', 'src/store/casbin.ts', 'src/policy/bundle.ts']],
+      ['src/oauth/provider.ts', ['src/store/oauth.ts', 'src/services/oauth-grants.ts', 'oidc-provider']],
+      ['src/http/routes/oauth.ts', ['src/oauth/provider.ts', 'src/web/consent.ts', 'src/services/oauth-grants.ts']],
     ]);
     expect(ruleViolations(ok)).to.deep.equal([]);
   });

@@ -1,23 +1,57 @@
 import Router from '@koa/router';
-import type { Config } from '../config.ts';
-import { AppError } from '../services/errors.ts';
-import type { GrantService } from '../services/oauth-grants.ts';
-import type { GatewayContext, GatewayState } from '../http/state.ts';
-import { requestMeta } from '../http/routes/auth.ts';
-import { sharedAssets } from '../web/assets.ts';
-import { layout, pageHeaders } from '../web/layout.ts';
-import { accountHeader } from '../web/pages.ts';
-import { pageConfig } from '../web/routes.ts';
-import { consentMain } from '../web/consent.ts';
-import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../web/oauth-error.ts';
-import { readRegistration } from './registration.ts';
-import { cspOrigin, OAUTH_ROUTES, type OAuthRuntime } from './provider.ts';
-import type { OAuthHolder } from './holder.ts';
+import type { Configuration } from 'oidc-provider';
+import type { Config } from '../../config.ts';
+import { AppError } from '../../services/errors.ts';
+import type { GrantService } from '../../services/oauth-grants.ts';
+import type { GatewayContext, GatewayState } from '../state.ts';
+import { requestMeta } from './auth.ts';
+import { pageHeaders } from '../../web/layout.ts';
+import { pageConfig } from '../../web/routes.ts';
+import { consentPage } from '../../web/consent.ts';
+import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../../web/oauth-error.ts';
+import { cspOrigin, MAX_REGISTRATION_BYTES, metadataProblem } from '../../oauth/registration.ts';
+import { OAUTH_ROUTES, type OAuthRuntime } from '../../oauth/provider.ts';
+import type { OAuthHolder } from '../../oauth/holder.ts';
 
 export interface OAuthRoutesDeps { config: Config; oauth: OAuthHolder; grants: GrantService }
 
 const notServed = () => new AppError('NOT_FOUND', 'This server does not offer OAuth: it has no public URL to name as issuer.');
 
+// Refused as problems that also carry RFC 7591's `error`, so an OAuth client library reads the
+// reason as well.
+const refused = (detail: string) => new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail });
+
+function tooLarge(): AppError {
+  const detail = `The client metadata is larger than ${MAX_REGISTRATION_BYTES} bytes, the most this server stores for a client.`;
+  // What is left unread would be taken for the next request: the connection closes.
+  return new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail }, { closeConnection: true });
+}
+
+/** Reads the registration body (at most 8 KB) and checks it (oauth/registration.ts); answers the text. */
+async function readRegistration(ctx: GatewayContext): Promise<string> {
+  if (Number(ctx.get('content-length') || 0) > MAX_REGISTRATION_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_REGISTRATION_BYTES) throw tooLarge();
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  const problem = metadataProblem(text);
+  if (problem) throw refused(problem);
+  return text;
+}
+
+/**
+ * The library's error page (provider.ts takes it as renderError), drawn in the person's browser:
+ * an authorization request that failed its checks is answered here, never by a redirect.
+ */
+export const renderOAuthError: NonNullable<Configuration['renderError']> = (ctx, out) => {
+  ctx.set(OAUTH_ERROR_HEADERS);
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = oauthErrorPage('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error);
+};
 
 /** RFC 8414 metadata (exactly CONTRACT 15's fields), the consent step, and the library under /oauth/. */
 export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<GatewayState> {
@@ -70,19 +104,10 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     // an origin never goes into the header, and the consent is not offered.
     const redirectOrigin = cspOrigin(String(details.params.redirect_uri));
     if (!redirectOrigin) throw new AppError('VALIDATION_FAILED', 'The app registered a redirect address this server does not accept. Ask its authors to register again.');
-    const bundle = await sharedAssets();
-    // The answer leaves by a redirect to the client after a form post; browsers hold that redirect
-    // to form-action, so the client's origin (and only it) joins 'self' on this page.
-    ctx.set('Content-Security-Policy', pageHeaders['Content-Security-Policy']!.replace("form-action 'self'", `form-action 'self' ${redirectOrigin}`));
-    // Under no-referrer a form post says `Origin: null`, which the cross-site check refuses;
-    // same-origin still sends nothing to the client the answer is redirected to.
-    ctx.set('Referrer-Policy', 'same-origin');
+    const page = await consentPage({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email }, pageCfg);
+    ctx.set(page.headers);
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = layout({
-      title: 'Connect an app', script: null, assets: bundle, config: pageCfg,
-      header: accountHeader(caller.user.email),
-      main: consentMain({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email }),
-    });
+    ctx.body = page.body;
   });
 
   router.post('/oauth/consent/:uid/allow', async (ctx) => {
