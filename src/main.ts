@@ -156,7 +156,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const stopOAuthSweep = (opts.every ?? systemEvery)(OAUTH_SWEEP_MS, async () => {
     try {
       const swept = await grants.sweep();
-      if (swept.expired || swept.unusedClients) logger.debug(swept, 'OAuth store swept');
+      if (swept.expired || swept.unusedClients || swept.endedGrants) logger.debug(swept, 'OAuth store swept');
     } catch (err) {
       logger.warn({ err }, 'the OAuth store could not be swept; tried again within the hour');
     }

@@ -117,7 +117,7 @@ export function createGrantService({ pool, clock, config, counters }: GrantServi
     },
 
     /** The store's hourly clean-up (store.sweepOAuth), on the service's clock. */
-    async sweep(): Promise<{ expired: number; unusedClients: number }> {
+    async sweep(): Promise<{ expired: number; unusedClients: number; endedGrants: number }> {
       return store.sweepOAuth(pool, clock());
     },
 

@@ -71,7 +71,7 @@ export const UNUSED_CLIENT_HOURS = 24;
  * (codes, sessions, interactions, tokens, grants), and clients registered more than 24 hours
  * before `now` that no person ever authorized. Answers how many rows went.
  */
-export async function sweepOAuth(db: Queryable, now: Date): Promise<{ expired: number; unusedClients: number }> {
+export async function sweepOAuth(db: Queryable, now: Date): Promise<{ expired: number; unusedClients: number; endedGrants: number }> {
   const expired = await db.query('DELETE FROM oauth_store WHERE expires_at IS NOT NULL AND expires_at <= $1', [now]);
   // A client's row is found by the hash of its id, as every row is; grants name the id itself.
   const unused = await db.query(
@@ -81,7 +81,16 @@ export async function sweepOAuth(db: Queryable, now: Date): Promise<{ expired: n
         AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE sha256(convert_to(g.client_id, 'UTF8')) = c.id_hash)`,
     [now, UNUSED_CLIENT_HOURS],
   );
-  return { expired: expired.rowCount ?? 0, unusedClients: unused.rowCount ?? 0 };
+  // A grant whose library record has expired (and so was just deleted) can never mint a token
+  // again: it stops being live, so it no longer takes a place under maxGrantsPerUser. Young rows are
+  // left alone: a consent writes its row a moment before the library saves its grant.
+  const ended = await db.query(
+    `UPDATE oauth_grants g SET revoked_at = $1
+      WHERE g.revoked_at IS NULL AND g.created_at <= $1::timestamptz - interval '1 hour'
+        AND NOT EXISTS (SELECT 1 FROM oauth_store s WHERE s.model = 'Grant' AND s.id_hash = sha256(convert_to(g.id, 'UTF8')))`,
+    [now],
+  );
+  return { expired: expired.rowCount ?? 0, unusedClients: unused.rowCount ?? 0, endedGrants: ended.rowCount ?? 0 };
 }
 
 export interface OAuthSecretsRow { cookie_key: string; jwk: Record<string, unknown> }

@@ -61,4 +61,21 @@ describe('hostile: an OAuth store that is never swept', function () {
     await gw2.stop();
     expect(gw2.periodic.running(), 'the sweep timer was stopped').to.be.lessThan(running);
   });
+
+  it('a grant whose library record expired stops counting toward maxGrantsPerUser; a fresh or live one stays', async () => {
+    const person = await signUp(gw.url);
+    await connectApp(gw.url, person.client, 'Expired grant');
+    await connectApp(gw.url, person.client, 'Live grant');
+    const live = async () => Number((await gw.pool.query('SELECT count(*) AS n FROM oauth_grants WHERE user_id = $1 AND revoked_at IS NULL', [person.user.id])).rows[0].n);
+    expect(await live()).to.equal(2);
+    // Both grants are two hours old; the library's record of one has expired.
+    await gw.pool.query(`UPDATE oauth_grants SET created_at = now() - interval '2 hours' WHERE user_id = $1`, [person.user.id]);
+    const { rows: [ended] } = await gw.pool.query(`SELECT id FROM oauth_grants WHERE client_name = 'Expired grant'`);
+    await gw.pool.query(`UPDATE oauth_store SET expires_at = now() - interval '1 second' WHERE model = 'Grant' AND id_hash = sha256(convert_to($1, 'UTF8'))`, [ended.id]);
+    const swept = await sweepOAuth(gw.pool, new Date());
+    expect(swept.endedGrants).to.equal(1);
+    expect(await live()).to.equal(1);
+    const names = (await person.client.get('/api/oauth/grants')).body.grants.map((g: { clientName: string }) => g.clientName);
+    expect(names).to.deep.equal(['Live grant']);
+  });
 });
