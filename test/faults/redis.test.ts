@@ -57,6 +57,9 @@ describe('faults: the counters\' Redis', function () {
       // A create spends the daily create counter, so it fails closed; a revoke needs only PostgreSQL.
       expect(whileDown.filter((a) => a.kind === 'create').map((a) => a.status), 'creates while Redis is down').to.include(503);
       expect(whileDown.filter((a) => a.kind === 'revoke').map((a) => a.status), 'revokes while Redis is down').to.not.include(503);
+      // Sign-in counts its attempts in the same counters before it checks a password: it fails closed.
+      const signIn = await fetch(`${s.gw.url}/api/auth/sign-in/email`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'nobody@example.test', password: 'not the password' }) });
+      expect(signIn.status, 'a sign-in attempt while Redis is down').to.equal(503);
 
       await redis.start();
       const back = drive.now();
