@@ -1,10 +1,10 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 
-// Stopping well (CONTRACT 17): stop accepting, say "not ready", let the requests in flight finish
+// Stopping well: stop accepting, say "not ready", let the requests in flight finish
 // within a grace period, then write what is buffered in memory before the pools close.
 
-/** CONTRACT 17: requests in flight get up to 10 s to finish once a stop signal arrives. */
+/** Requests in flight get up to 10 s to finish once a stop signal arrives. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 /** One flush may not hold the exit for ever: a database that is down at exit loses what was buffered. */
 const HOOK_BOUND_MS = 5_000;

@@ -4,7 +4,7 @@ import { duration, requestTimeout } from './body.ts';
 import { toProblem } from './problem.ts';
 import type { GatewayContext } from './state.ts';
 
-// CONTRACT 22: a body that sends nothing for 10 s is given up on, on every route. Whoever reads the
+// A body that sends nothing for 10 s is given up on, on every route (not only forwarded ones). Whoever reads the
 // body (parseBody, the MCP transport, the OAuth library) or nobody at all (a request refused before
 // its body was read, whose rest Node still waits for) the connection would otherwise stay open for
 // Node's requestTimeout, five minutes: 300 such sockets cost an attacker nothing. So the watch is on
@@ -30,7 +30,7 @@ export function standDown(req: IncomingMessage): void {
 export const bodyTimedOut = (req: IncomingMessage) => timedOut.has(req);
 
 /**
- * The client went away before its request was whole (a reset, a close mid-body): CONTRACT 22 says
+ * The client went away before its request was whole (a reset, a close mid-body): the rule says
  * that is no error. A complete request whose client left while it ran is not counted here.
  */
 export const clientGone = (req: IncomingMessage) => !req.complete && (req.destroyed || req.socket === null || req.socket.destroyed);

@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import type { GatewayContext } from './state.ts';
 
-// CONTRACT 22: answers that carry identity or personal data (the session and its user, key lists,
+// Answers that carry identity or personal data (the session and its user, key lists,
 // usage, the admin lists with every user's e-mail, the audit log with addresses) must never be kept
 // by a shared cache or the browser's back-forward history. Set before the route runs, so refusals
 // and errors on these paths carry it too: a 401 or 404 says something about who asked as well.

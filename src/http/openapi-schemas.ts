@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// The shapes of the gateway's answers, as zod schemas, for the OpenAPI document (CONTRACT 14). The
+// The shapes of the gateway's answers, as zod schemas, for the OpenAPI document served at /api/openapi.json. The
 // integration tests check every answer they receive against the document, so these cannot drift
 // from what the handlers send.
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// Query integers are plain decimal digits (CONTRACT 22). z.coerce.number() reads "0x10", "1e1",
+// Query integers are plain decimal digits. z.coerce.number() reads "0x10", "1e1",
 // "30.0" and " 5" as numbers, so one value had many spellings, each a way past a filter or a cache
 // key that compares text. Leading zeros ("05") count as padding and are refused too: a number has
 // exactly one spelling here.

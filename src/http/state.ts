@@ -9,7 +9,7 @@ export type Caller =
   | { kind: 'key'; user: UserRecord; key: VerifiedKey; grant?: OAuthGrantRef };
 
 /**
- * Set when the key-kind caller is an OAuth access token (CONTRACT 15): `key` then describes the
+ * Set when the key-kind caller is an OAuth access token: `key` then describes the
  * grant (its id, the `mcp` permission, its quota), and `grant` says so to the policy and upstream.
  */
 export interface OAuthGrantRef { id: string; clientId: string; clientName: string }

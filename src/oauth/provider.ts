@@ -8,7 +8,7 @@ import { createAdapterClass } from './adapter.ts';
 import { mintToken } from './token-format.ts';
 import { redirectUriProblem } from './registration.ts';
 
-// The authorization server of CONTRACT 15, on oidc-provider: registration, authorization code
+// The OAuth 2.1 authorization server for MCP clients, on oidc-provider: registration, authorization code
 // with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
 // brings the storage (adapter.ts over store/oauth.ts), the pages and the routes that serve them
 // (web/consent.ts, http/routes/oauth.ts) and what a grant is (services/oauth-grants.ts). This
@@ -95,7 +95,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
           const problem = redirectUriProblem(uri);
           if (problem) throw new errors.InvalidRedirectUri(problem);
         }
-        // Loopback ports may vary for native clients (RFC 8252); CONTRACT 15 matches exactly.
+        // Loopback ports may vary for native clients (RFC 8252); keygate matches redirect URIs exactly, ports included.
         if (metadata.application_type === 'native') throw new errors.InvalidClientMetadata('application_type native is not offered; register as a web client with exact redirect URIs');
       },
     },
@@ -124,7 +124,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
   };
   const provider = new ProviderClass(issuer, configuration);
   // An authorization request that fails its checks is answered with the error page above, never
-  // with a redirect to a URI the request named, registered or not (CONTRACT 22): until the request
+  // with a redirect to a URI the request named, registered or not: until the request
   // is valid nothing shows that whoever sent the person there owns that URI. The library decides
   // after announcing the error, so the flag is cleared here. The resumed step (`/authorize/<uid>`,
   // a person's Deny) still answers the client by redirect, as it must.
@@ -146,7 +146,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
   return { provider, issuer, resource, handler: provider.callback() };
 }
 
-/** The issuer of CONTRACT 15, or why there is none. */
+/** The authorization server's issuer URL, or why there is none. */
 export function oauthIssuer(publicUrl: string | null, host: string, listenUrl: string): { issuer: string } | { reason: string } {
   if (publicUrl) return { issuer: publicUrl.replace(/\/$/, '') };
   if (host === '0.0.0.0' || host === '::' || host === '' || host === '[::]') {

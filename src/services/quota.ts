@@ -1,6 +1,6 @@
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../store/counters.ts';
 
-// The per-key request quota: a fixed window of one UTC day (CONTRACT section 7).
+// The per-key request quota: a fixed window of one UTC day.
 
 export const quotaCounterName = (keyId: string) => `quota:${keyId}`;
 

@@ -18,7 +18,7 @@ const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, e
 
 /**
  * A rotated key whose grace period has ended is gone like a revoked one: out of every list and
- * every key route (CONTRACT 14). `$now` is the caller's clock, so tests and instances agree.
+ * every key route (docs/key-life.md). `$now` is the caller's clock, so tests and instances agree.
  */
 const notRetired = (alias: string, nowParam: string) =>
   `NOT (${alias}rotated_to IS NOT NULL AND ${alias}expires_at <= ${nowParam}::timestamptz)`;
@@ -38,7 +38,7 @@ export async function lockOwner(db: Queryable, userId: string): Promise<boolean>
   return r.rowCount === 1;
 }
 
-/** Keys held: a rotated key stops counting at once, even during its grace period (CONTRACT 14). */
+/** Keys held: a rotated key stops counting at once, even during its grace period. */
 export async function countLiveKeys(db: Queryable, userId: string): Promise<number> {
   const { rows } = await db.query<{ n: string }>('SELECT count(*) n FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL AND rotated_to IS NULL', [userId]);
   return Number(rows[0]!.n);

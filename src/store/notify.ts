@@ -22,7 +22,7 @@ export interface ChannelCheck {
 }
 
 // At most 5 s between checks plus 2 s to answer plus the reconnect keeps a silently cut channel
-// under the 10 s CONTRACT 16 allows.
+// under the 10 s a revocation may take to reach every instance.
 export const DEFAULT_CHANNEL_CHECK: ChannelCheck = { intervalMs: 5000, timeoutMs: 2000 };
 
 const within = <T>(p: Promise<T>, ms: number): Promise<T> => {

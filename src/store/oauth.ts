@@ -67,7 +67,7 @@ export async function destroyByGrant(db: Queryable, grantId: string, model: stri
 export const UNUSED_CLIENT_HOURS = 24;
 
 /**
- * What the library stored and will never read again (CONTRACT 22): every row past its expiry
+ * What the library stored and will never read again: every row past its expiry
  * (codes, sessions, interactions, tokens, grants), and clients registered more than 24 hours
  * before `now` that no person ever authorized. Answers how many rows went.
  */

@@ -1,7 +1,7 @@
 import type { RedisClient } from './redis.ts';
 import type { Queryable } from './db.ts';
 
-// Leased quota blocks (CONTRACT 18): several requests' worth of a key's quota taken from the shared
+// Leased quota blocks (docs/speed.md): several requests' worth of a key's quota taken from the shared
 // counter in one atomic call, so an instance need not make a round trip per request while the key
 // has plenty left. A block is added to the very counter the one-by-one path increments, so both
 // paths see one number; what a block leaves unspent is handed back by subtracting it.

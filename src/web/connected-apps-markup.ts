@@ -1,6 +1,6 @@
 import { html, type Html } from './layout.ts';
 
-// Connected apps on Settings → Developers (CONTRACT 15): the MCP clients the person let act as
+// Connected apps on Settings → Developers: the MCP clients the person let act as
 // them through OAuth. Drawn with or without the keys section (an app connects with no key at all);
 // the rows come from GET /api/oauth/grants once the script runs.
 

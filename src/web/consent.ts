@@ -3,7 +3,7 @@ import { html, layout, pageHeaders, type Html } from './layout.ts';
 import type { PageConfig } from './page-config.ts';
 import { accountHeader } from './pages.ts';
 
-// The consent step of an MCP client's authorization (CONTRACT 15). Plain forms, no script: the
+// The consent step of an MCP client's authorization. Plain forms, no script: the
 // decision must work even where the page's script is blocked, and each button posts to its own
 // address, so a stray submit can never be read as the other answer.
 

@@ -1,6 +1,6 @@
 import { html, type Html } from './layout.ts';
 
-// The markup of a key's life on Settings → Developers (CONTRACT 14): the expiry choice of the
+// The markup of a key's life on Settings → Developers (docs/key-life.md): the expiry choice of the
 // create form and the rotation dialog. Radio groups in fieldsets, so each choice is announced with
 // its question.
 

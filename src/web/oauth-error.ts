@@ -1,6 +1,6 @@
 import { html, pageHeaders } from './layout.ts';
 
-// The page a person's browser gets when an authorization request cannot go on (CONTRACT 22). It is
+// The page a person's browser gets when an authorization request cannot go on. It is
 // drawn here, never handed to the client by a redirect: a request that failed checks has not
 // shown that its redirect URI belongs to whoever sent the person, so no URI in it is trusted.
 

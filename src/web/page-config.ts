@@ -19,7 +19,7 @@ export interface KeysPageConfig {
   /** Variant A limits, so a refusal can name the number; null under Variant B. */
   maxKeysPerUser: number | null;
   maxCreatesPerDay: number | null;
-  /** apiKeys.maxLifetimeDays: without it the create form offers "No expiry" (CONTRACT 14). */
+  /** apiKeys.maxLifetimeDays: without it the create form offers "No expiry". */
   maxLifetimeDays: number | null;
 }
 
@@ -29,7 +29,7 @@ export interface PageConfig {
   /** null while API keys are turned off on this server. */
   keys: KeysPageConfig | null;
   /**
-   * Settings → Developers lists the OAuth grants (CONTRACT 15): only while the MCP server is on,
+   * Settings → Developers lists the OAuth grants: only while the MCP server is on,
    * since that is the only place a grant's token works and the grants API exists.
    */
   connectedApps: boolean;

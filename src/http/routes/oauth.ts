@@ -53,7 +53,7 @@ export const renderOAuthError: NonNullable<Configuration['renderError']> = (ctx,
   ctx.body = oauthErrorPage('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error);
 };
 
-/** RFC 8414 metadata (exactly CONTRACT 15's fields), the consent step, and the library under /oauth/. */
+/** RFC 8414 metadata (the fields docs/ and the README list), the consent step, and the library under /oauth/. */
 export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const pageCfg = pageConfig(config);
@@ -159,7 +159,7 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     await handler(ctx.req, ctx.res);
   };
 
-  // Anonymous registration is bounded before the library sees it (CONTRACT 22): so many a minute
+  // Anonymous registration is bounded before the library sees it: so many a minute
   // per client address, and a small body. The library reads the body keygate already read.
   router.post(OAUTH_ROUTES.registration, async (ctx) => {
     await live();

@@ -34,7 +34,7 @@ export interface ApiKeyView {
   expiresAt: string | null;
   createdAt: string;
   lastUsedAt: string | null;
-  /** The key this one replaced, and the key that replaced it (CONTRACT 14). */
+  /** The key this one replaced, and the key that replaced it (rotation). */
   rotatedFrom: string | null;
   rotatedTo: string | null;
   /** Stops working within 7 days. */

@@ -51,7 +51,7 @@ interface Tally { allow: number; deny: number }
  * A request decided under both policies, remembered whole: the live decision, the counting cell of
  * its rule, and the divergence it counts towards (null when both agree). A repeated request then
  * costs one key join and one lookup however many engines decide it, instead of a key join and a
- * lookup per engine plus a string key per divergence (CONTRACT 13: shadow evaluation costs one more
+ * lookup per engine plus a string key per divergence (shadow evaluation is to cost about one more
  * memoized decision, under 1 µs amortized).
  */
 interface Pair { live: Decision; tally: Tally; divergence: Divergence | null }

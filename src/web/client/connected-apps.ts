@@ -3,7 +3,7 @@ import { networkSentence, type Api, type Problem } from './api.ts';
 import { byId, el } from './dom.ts';
 import { meta, time } from './key-list.ts';
 
-// Connected apps (CONTRACT 15): each OAuth grant with when it was given and last used, and a
+// Connected apps: each OAuth grant with when it was given and last used, and a
 // Revoke behind a confirmation, as the keys list does it. Client names are chosen by whoever
 // registered the client, so they only ever go in as text.
 

@@ -3,7 +3,7 @@ import type { Api } from './api.ts';
 import { byId } from './dom.ts';
 import { usageChart, type UsageDay } from './usage-chart.ts';
 
-// A key's life on the page (CONTRACT 14): the expiry asked for at creation, the charts of use, and
+// A key's life on the page (docs/key-life.md): the expiry asked for at creation, the charts of use, and
 // rotation with its grace period and the one-time reveal of the successor.
 
 /** The create body's expiry from the form's choice; a date means the end of that day, here. */
