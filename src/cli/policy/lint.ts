@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createPolicyEngineFromRules, type PolicyEngine, type PolicySubject, type SubjectKind } from '../../policy/engine.ts';
-import { compileMethodPattern, compilePathPattern, parseCondition, permTerm, PROBE_METHODS, SUBJECTS, subjectAttributes, termsHold, unknownAttributes } from '../../policy/patterns.ts';
+import { compileMethodPattern, compilePathPattern, parseCondition, pathGlobs, permTerm, PROBE_METHODS, SUBJECTS, subjectAttributes, termsHold, unknownAttributes } from '../../policy/patterns.ts';
 import { parseScopes, scopeLines, ScopesError, type ScopeCatalog } from '../../policy/scopes.ts';
 import { parsePolicy, type PolicyRule } from '../../policy/rules.ts';
 import { examplePath, forwardedExamples, gatewayRoutes } from '../../policy/routes.ts';
@@ -53,13 +53,19 @@ function conditionHolds(rule: PolicyRule, s: PolicySubject): boolean {
 
 // Concrete paths a pattern matches: its own segments filled in for a glob, the known routes and
 // forwarded examples for a regular expression.
-function samplePaths(pattern: string): string[] {
-  if (pattern.startsWith('^')) {
-    const re = compilePathPattern(pattern);
-    return [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path)].filter((p) => re.test(p));
-  }
-  const filled = pattern.replace(/\/(\*|:[A-Za-z_][A-Za-z0-9_]*)(?=\/|$)/g, '/x-1');
+function globSamples(glob: string): string[] {
+  const filled = glob.replace(/\/(\*|:[A-Za-z_][A-Za-z0-9_]*)(?=\/|$)/g, '/x-1');
   return filled.endsWith('/**') ? [filled.slice(0, -3) || '/', filled.slice(0, -2) + 'x-1'] : [filled];
+}
+
+function samplePaths(pattern: string): string[] {
+  const globs = pathGlobs(pattern);
+  if (globs.length === 1) return globSamples(globs[0]!);
+  // A regular expression, or a glob with exceptions: the known routes it covers, and the samples of
+  // its globs (an exception's own samples show what lies just beside it).
+  const matcher = compilePathPattern(pattern);
+  const known = [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path), ...globs.flatMap(globSamples)];
+  return [...new Set(known)].filter((p) => matcher.test(p));
 }
 
 /** An allow is unreachable when every request it matches is also matched by some deny. */

@@ -9,7 +9,7 @@ describe('keygate policy explain', () => {
       const r = await runCli(['explain', '--subject', 'key', '--method', 'GET', '--path', '/api/ai/threads', '--variant', 'A']);
       expect(r.code).to.equal(0);
       expect(r.out).to.include('decision: deny\n');
-      expect(r.out).to.match(/^decided by: policies\/variant-a\.csv:\d+  p, key, !perm:ai, \.\*, \S+, deny, key\.ai-needs-ai$/m);
+      expect(r.out).to.match(/^decided by: policies\/variant-a\.csv:\d+  p, key, !perm:ai, \.\*, \/api\/ai\/\*\* except \/api\/ai\/automations\/\*\*, deny, key\.ai-needs-ai$/m);
       expect(r.out).to.include('a key with the "ai" permission would be allowed');
     });
   });
