@@ -1,5 +1,6 @@
 // The small languages of a policy line's fields, and the functions the model's matcher calls.
 // Kept free of casbin so the CLI can check a line without building an enforcer.
+import { nonLinearReason } from './linear.ts';
 
 export const SUBJECTS = ['session', 'key', 'anonymous'] as const;
 export const KNOWN_ROLES = ['user', 'admin'] as const;
@@ -68,11 +69,17 @@ export const EXCEPT = ' except ';
 export function compilePathPattern(pattern: string): PathMatcher {
   if (pattern.startsWith('^')) {
     if (!pattern.endsWith('$')) throw new PatternError('a regular-expression path must end with $ (anchored)');
+    let re: RegExp;
+    let reason: string | null;
     try {
-      return new RegExp(pattern);
+      re = new RegExp(pattern);
+      reason = nonLinearReason(pattern);
     } catch (e) {
       throw new PatternError(`not a valid regular expression (${(e as Error).message})`);
     }
+    // The path is the caller's: a backtracking pattern would let one request stall every other.
+    if (reason) throw new PatternError(`not linear-time: ${reason}; write it as a glob (with except) or without it`);
+    return re;
   }
   const at = pattern.indexOf(EXCEPT);
   if (at < 0) return compileGlob(pattern);

@@ -99,6 +99,46 @@ function unreachableAllows(engine: PolicyEngine, catalog: ScopeCatalog | null): 
   return findings;
 }
 
+/**
+ * A declared scope action opens nothing when every request a line asks it for (a deny refusing keys
+ * that lack it, an allow for keys that hold it) is refused, by another line, to a key holding every
+ * declared permission: holding it can never change an answer (issue 24: a `billing:write` whose
+ * routes a "never for keys" line closes).
+ */
+function deadActions(engine: PolicyEngine, catalog: ScopeCatalog | null): Finding[] {
+  if (!catalog) return [];
+  const findings: Finding[] = [];
+  const all = allAtoms(catalog);
+  const asks = (rule: PolicyRule, scope: string, action: string) => (rule.subject === 'key' || rule.subject === '*') && parseCondition(rule.condition).some((t) => {
+    const perm = permTerm(t.attribute);
+    return perm !== null && perm.scope === scope && (perm.action === action || (perm.action === null && catalog.get(scope)?.actions.length === 1));
+  });
+  for (const scope of catalog.list) {
+    for (const action of scope.actions) {
+      const askers = engine.rules.filter((r) => asks(r, scope.name, action));
+      if (askers.length === 0) continue;
+      const refusers = new Map<string, PolicyRule>();
+      let opens = false;
+      for (const asker of askers) {
+        const methods = PROBE_METHODS.filter((m) => compileMethodPattern(asker.method).test(m));
+        for (const role of ['user', 'admin'] as const) for (const m of methods) for (const p of samplePaths(asker.path)) {
+          if (opens) break;
+          const denies = engine.matchingRules({ kind: 'key', permissions: all, role }, m, p).filter((r) => r.effect === 'deny' && r.id !== asker.id);
+          if (denies.length === 0) opens = true;
+          for (const d of denies) refusers.set(d.id, d);
+        }
+      }
+      if (opens || refusers.size === 0) continue;
+      const named = (rules: Iterable<PolicyRule>) => [...rules].map((r) => `line ${r.line} (${r.id})`).join(', ');
+      findings.push({
+        line: askers[0]!.line,
+        message: `${scope.name}:${action} opens nothing: every request ${named(askers)} asks it for is refused to keys holding it by ${named(refusers.values())}`,
+      });
+    }
+  }
+  return findings;
+}
+
 function lineFindings(rules: readonly PolicyRule[], catalog: ScopeCatalog | null, scopesFile: string): Finding[] {
   const findings: Finding[] = [];
   const seen = new Map<string, number>();
@@ -169,7 +209,7 @@ export async function lintTexts(modelText: string, policyText: string, modelName
   } catch (e) {
     throw new CliError(`${modelName}: ${(e as Error).message}`);
   }
-  findings.push(...unreachableAllows(engine, catalog));
+  findings.push(...unreachableAllows(engine, catalog), ...deadActions(engine, catalog));
   for (const f of routeFindings(engine)) findings.push({ line: f.line ?? 0, message: f.message });
   return findings.sort((a, b) => a.line - b.line);
 }

@@ -75,6 +75,31 @@ describe('policy patterns', () => {
     });
   });
 
+  describe('a regular-expression path that is not linear-time', () => {
+    it('is refused, naming why: nested quantifiers, backreferences, lookarounds, overlapping repetitions', () => {
+      const cases: [string, RegExp][] = [
+        ['^/api/reports/(a+)+b$', /not linear-time: nested quantifiers \(\(a\+\)\+\)/],
+        ['^/api/x/([a-z]+)/\\1$', /backreference/],
+        ['^/api/auth(/(?!get-session$).*)?$', /lookahead/],
+        ['^/api/(?<=a)b$', /lookbehind/],
+        ['^/api/(a|ab)*c$', /alternatives that can match the same text/],
+        ['^/api/x/.*/.*/z$', /two repetitions/],
+      ];
+      for (const [pattern, why] of cases) expect(() => compilePathPattern(pattern), pattern).to.throw(why);
+    });
+
+    it('while linear ones load, and method patterns keep their lookahead', () => {
+      for (const ok of ['^/api/fuzz(/.*)?$', '^/api/[^/]+/[^/]+$', '^/api/(x|y)+$', '^/api/(a|b)$']) expect(() => compilePathPattern(ok), ok).not.to.throw();
+      expect(compileMethodPattern('^(?!(GET|HEAD|OPTIONS)$).+$').test('POST')).to.equal(true);
+    });
+
+    it('and the line carrying it is malformed, so no engine is built from it', () => {
+      const parsed = parsePolicy('p, key, *, .*, ^/api/reports/(a+)+b$, deny, key.reports-bad\n');
+      expect(parsed.rules).to.deep.equal([]);
+      expect(parsed.problems[0]?.message).to.match(/^path: not linear-time: nested quantifiers/);
+    });
+  });
+
   describe('a method pattern', () => {
     it('must be anchored, so GET does not also match PUT_GET', () => {
       expect(() => compileMethodPattern('GET')).to.throw(/anchored/);
