@@ -37,10 +37,18 @@ export function policySha256(t: PolicyTexts): string {
   return createHash('sha256').update(JSON.stringify([t.model, t.policy, t.scopes])).digest('hex');
 }
 
-/** Parses and test-builds the texts; throws PolicyLoadError (lines) or ScopesError naming `source`. */
+/**
+ * Parses and test-builds the texts; throws PolicyLoadError (lines) or ScopesError naming `source`.
+ * A line is malformed, among other reasons, when its path is a regular expression that is not
+ * linear-time (patterns.ts): the start, a reload, apply and lint all refuse it here.
+ */
 export async function checkBundle(texts: PolicyTexts, source: BundleSource): Promise<PolicyBundle> {
   const parsed = parsePolicy(texts.policy);
-  if (parsed.problems.length) throw new PolicyLoadError(`${source.policy} has malformed lines:\n${describeProblems(parsed.problems, source.policy)}`);
+  if (parsed.problems.length) {
+    // The first line names the first problem: a refused start prints only that line.
+    const [first, ...more] = describeProblems(parsed.problems, source.policy).split('\n');
+    throw new PolicyLoadError(`malformed line ${first}${more.length ? ` (and ${more.length} more)\n${more.join('\n')}` : ''}`);
+  }
   const withScopes = texts.scopes !== '' || source.scopesFromFile === true;
   const engine = await createPolicyEngineFromRules(texts.model, parsed.rules, withScopes ? { scopes: parseScopes(texts.scopes, source.scopes) } : {});
   return { texts, rules: parsed.rules, engine, sha256: policySha256(texts) };

@@ -1,5 +1,6 @@
 // The small languages of a policy line's fields, and the functions the model's matcher calls.
 // Kept free of casbin so the CLI can check a line without building an enforcer.
+import { nonLinearReason } from './linear.ts';
 
 export const SUBJECTS = ['session', 'key', 'anonymous'] as const;
 export const KNOWN_ROLES = ['user', 'admin'] as const;
@@ -12,47 +13,92 @@ export class PatternError extends Error {
 
 const SEGMENT_PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/;
 
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** What a path pattern compiles to: a test of a canonical path. */
+export interface PathMatcher {
+  test(path: string): boolean;
 }
 
+type Segment = { kind: 'literal'; value: string } | { kind: 'one' } | { kind: 'rest' };
+
+// A glob is matched segment by segment, never through a regular expression: one pass over the
+// path, whatever the pattern.
+function compileGlob(pattern: string): PathMatcher {
+  if (!pattern.startsWith('/')) throw new PatternError('a path must start with / (or ^ for a regular expression)');
+  if (pattern === '/') return { test: (path) => path === '/' };
+  const raw = pattern.slice(1).split('/');
+  const segments = raw.map((seg, i): Segment => {
+    if (seg === '**') {
+      if (i !== raw.length - 1) throw new PatternError('** may only be the last segment');
+      return { kind: 'rest' };
+    }
+    if (seg === '*' || SEGMENT_PARAM.test(seg)) return { kind: 'one' };
+    if (seg === '') throw new PatternError('empty segment (// or a trailing slash) never matches a canonical path');
+    if (seg === '.' || seg === '..') throw new PatternError(`a "${seg}" segment never matches a canonical path`);
+    if (/[*?#\s]/.test(seg)) throw new PatternError(`"${seg}": wildcards fill a whole segment, and paths carry no query, fragment or space`);
+    return { kind: 'literal', value: seg };
+  });
+  return {
+    test(path) {
+      if (!path.startsWith('/')) return false;
+      const parts = path.slice(1).split('/');
+      for (let i = 0; i < segments.length; i++) {
+        const seg = segments[i]!;
+        // `**` covers the path itself and everything beneath it.
+        if (seg.kind === 'rest') return true;
+        const part = parts[i];
+        if (part === undefined) return false;
+        if (seg.kind === 'one' ? part === '' : part !== seg.value) return false;
+      }
+      return parts.length === segments.length;
+    },
+  };
+}
+
+/** The word that starts a path pattern's list of exceptions: `/api/** except /api/openapi.json`. */
+export const EXCEPT = ' except ';
+
 /**
- * A path pattern is either a glob over whole segments (`/api/ai/**`, `/api/api-keys/:id`, `/x/*`)
- * or, when it starts with `^`, an anchored regular expression. `**` as the last segment matches the
- * path itself and everything beneath it, so `/api/admin/**` covers `/api/admin` too; `*` and `:name`
+ * A path pattern is a glob over whole segments (`/api/ai/**`, `/api/api-keys/:id`, `/x/*`), a glob
+ * with exceptions (`/api/auth/** except /api/auth/get-session /api/auth/api-key/list`: what the
+ * first glob covers and none of the others, separated by spaces, so the field holds no comma), or,
+ * when it starts with `^`, an anchored regular expression. `**` as the last segment matches the path
+ * itself and everything beneath it, so `/api/admin/**` covers `/api/admin` too; `*` and `:name`
  * match exactly one segment. Paths reaching the policy are canonical, so a pattern that could only
  * match a non-canonical path (`//`, `.`, `..`, a trailing slash, a query) is an error, not a no-op.
  */
-export function compilePathPattern(pattern: string): RegExp {
+export function compilePathPattern(pattern: string): PathMatcher {
   if (pattern.startsWith('^')) {
     if (!pattern.endsWith('$')) throw new PatternError('a regular-expression path must end with $ (anchored)');
+    let re: RegExp;
+    let reason: string | null;
     try {
-      return new RegExp(pattern);
+      re = new RegExp(pattern);
+      reason = nonLinearReason(pattern);
     } catch (e) {
       throw new PatternError(`not a valid regular expression (${(e as Error).message})`);
     }
+    // The path is the caller's: a backtracking pattern would let one request stall every other.
+    if (reason) throw new PatternError(`not linear-time: ${reason}; write it as a glob (with except) or without it`);
+    return re;
   }
-  if (!pattern.startsWith('/')) throw new PatternError('a path must start with / (or ^ for a regular expression)');
-  if (pattern === '/') return /^\/$/;
-  const segments = pattern.slice(1).split('/');
-  let source = '^';
-  segments.forEach((seg, i) => {
-    if (seg === '**') {
-      if (i !== segments.length - 1) throw new PatternError('** may only be the last segment');
-      source += '(?:/.*)?';
-    } else if (seg === '*' || SEGMENT_PARAM.test(seg)) {
-      source += '/[^/]+';
-    } else if (seg === '') {
-      throw new PatternError('empty segment (// or a trailing slash) never matches a canonical path');
-    } else if (seg === '.' || seg === '..') {
-      throw new PatternError(`a "${seg}" segment never matches a canonical path`);
-    } else if (/[*?#]/.test(seg)) {
-      throw new PatternError(`"${seg}": wildcards fill a whole segment, and paths carry no query or fragment`);
-    } else {
-      source += '/' + escapeRegex(seg);
-    }
+  const at = pattern.indexOf(EXCEPT);
+  if (at < 0) return compileGlob(pattern);
+  const base = compileGlob(pattern.slice(0, at).trim());
+  const listed = pattern.slice(at + EXCEPT.length).trim().split(/\s+/).filter(Boolean);
+  if (listed.length === 0) throw new PatternError('"except" needs at least one path after it');
+  const exceptions = listed.map((p) => {
+    if (p === 'except') throw new PatternError('one "except" per pattern: list every exception after it');
+    if (p.startsWith('^')) throw new PatternError(`exception "${p}": exceptions are globs, not regular expressions`);
+    return compileGlob(p);
   });
-  return new RegExp(source + '$');
+  return { test: (path) => base.test(path) && !exceptions.some((x) => x.test(path)) };
+}
+
+/** The globs a path pattern is written with (its base, then its exceptions); none for a regular expression. */
+export function pathGlobs(pattern: string): string[] {
+  if (pattern.startsWith('^')) return [];
+  const at = pattern.indexOf(EXCEPT);
+  return at < 0 ? [pattern] : [pattern.slice(0, at).trim(), ...pattern.slice(at + EXCEPT.length).trim().split(/\s+/).filter(Boolean)];
 }
 
 /** A method pattern is an anchored regular expression (`^(GET|HEAD)$`) or `.*` for every method. */
@@ -147,7 +193,7 @@ export function subjectAttributes(permissions: readonly string[], role: string |
  */
 export function matcherFunctions(): { attrMatch: (attrs: string, cond: string) => boolean; pathMatch: (path: string, pattern: string) => boolean } {
   const conditions = new Map<string, ConditionTerm[]>();
-  const paths = new Map<string, RegExp>();
+  const paths = new Map<string, PathMatcher>();
   return {
     attrMatch(attrs, cond) {
       let terms = conditions.get(cond);

@@ -3,6 +3,7 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { PolicyEngine } from '../../policy/engine.ts';
+import { pathGlobs } from '../../policy/patterns.ts';
 import { formatRule } from '../../policy/rules.ts';
 import { examplePath, forwardedExamples, gatewayRoutes, routeMethods } from '../../policy/routes.ts';
 import type { Scope, ScopeCatalog } from '../../policy/scopes.ts';
@@ -18,9 +19,10 @@ interface Request {
 function linePaths(engines: readonly PolicyEngine[]): Request[] {
   const out: Request[] = [];
   for (const e of engines) for (const r of e.rules) {
-    if (r.path.startsWith('^')) continue;
-    const path = r.path.replace(/\/(\*|:[A-Za-z_][A-Za-z0-9_]*)(?=\/|$)/g, '/x-1').replace(/\/\*\*$/, '') || '/';
-    out.push({ method: 'GET', path }, { method: 'POST', path });
+    for (const glob of pathGlobs(r.path)) {
+      const path = glob.replace(/\/(\*|:[A-Za-z_][A-Za-z0-9_]*)(?=\/|$)/g, '/x-1').replace(/\/\*\*$/, '') || '/';
+      out.push({ method: 'GET', path }, { method: 'POST', path });
+    }
   }
   return out;
 }

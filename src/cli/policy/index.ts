@@ -4,6 +4,7 @@ import { CliError, type CliIo } from './common.ts';
 import { diffCommand } from './diff.ts';
 import { explainCommand } from './explain.ts';
 import { lintCommand } from './lint.ts';
+import { scopeCommand } from './scope-add.ts';
 import { testCommand } from './test.ts';
 
 export type { CliIo } from './common.ts';
@@ -13,6 +14,7 @@ const USAGE = `usage:
   keygate policy explain --subject session|key|anonymous [--permissions reports:read,ai] [--role admin]
                          --method M --path P [--variant A|B | --policy FILE] [--model FILE] [--scopes FILE]
   keygate policy lint [FILES...] [--scopes FILE]
+  keygate policy scope add NAME --route "[ACTION] METHODS PATH" [--route ...] [--actions read,write] [--label L] [--description D]
   keygate policy diff OLD NEW [--model FILE] [--old-scopes FILE] [--new-scopes FILE]
   keygate policy apply [FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT]
   keygate policy history [--limit N]
@@ -27,6 +29,7 @@ const commands: Record<string, (args: string[], io: CliIo) => Promise<number>> =
   explain: explainCommand,
   lint: lintCommand,
   diff: diffCommand,
+  scope: scopeCommand,
 };
 
 export const policySubcommands = Object.keys(commands);

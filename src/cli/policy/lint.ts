@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createPolicyEngineFromRules, type PolicyEngine, type PolicySubject, type SubjectKind } from '../../policy/engine.ts';
-import { compileMethodPattern, compilePathPattern, parseCondition, permTerm, PROBE_METHODS, SUBJECTS, subjectAttributes, termsHold, unknownAttributes } from '../../policy/patterns.ts';
+import { compileMethodPattern, compilePathPattern, parseCondition, pathGlobs, permTerm, PROBE_METHODS, SUBJECTS, subjectAttributes, termsHold, unknownAttributes } from '../../policy/patterns.ts';
 import { parseScopes, scopeLines, ScopesError, type ScopeCatalog } from '../../policy/scopes.ts';
 import { parsePolicy, type PolicyRule } from '../../policy/rules.ts';
 import { examplePath, forwardedExamples, gatewayRoutes } from '../../policy/routes.ts';
@@ -53,13 +53,19 @@ function conditionHolds(rule: PolicyRule, s: PolicySubject): boolean {
 
 // Concrete paths a pattern matches: its own segments filled in for a glob, the known routes and
 // forwarded examples for a regular expression.
-function samplePaths(pattern: string): string[] {
-  if (pattern.startsWith('^')) {
-    const re = compilePathPattern(pattern);
-    return [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path)].filter((p) => re.test(p));
-  }
-  const filled = pattern.replace(/\/(\*|:[A-Za-z_][A-Za-z0-9_]*)(?=\/|$)/g, '/x-1');
+function globSamples(glob: string): string[] {
+  const filled = glob.replace(/\/(\*|:[A-Za-z_][A-Za-z0-9_]*)(?=\/|$)/g, '/x-1');
   return filled.endsWith('/**') ? [filled.slice(0, -3) || '/', filled.slice(0, -2) + 'x-1'] : [filled];
+}
+
+function samplePaths(pattern: string): string[] {
+  const globs = pathGlobs(pattern);
+  if (globs.length === 1) return globSamples(globs[0]!);
+  // A regular expression, or a glob with exceptions: the known routes it covers, and the samples of
+  // its globs (an exception's own samples show what lies just beside it).
+  const matcher = compilePathPattern(pattern);
+  const known = [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path), ...globs.flatMap(globSamples)];
+  return [...new Set(known)].filter((p) => matcher.test(p));
 }
 
 /** An allow is unreachable when every request it matches is also matched by some deny. */
@@ -89,6 +95,46 @@ function unreachableAllows(engine: PolicyEngine, catalog: ScopeCatalog | null): 
     if (open || sampled === 0) continue;
     const by = [...deniers.values()].map((d) => `line ${d.line} (${d.id})`).join(', ');
     findings.push({ line: allow.line, message: `${allow.id}: allow can never take effect; every request it matches is denied by ${by}` });
+  }
+  return findings;
+}
+
+/**
+ * A declared scope action opens nothing when every request a line asks it for (a deny refusing keys
+ * that lack it, an allow for keys that hold it) is refused, by another line, to a key holding every
+ * declared permission: holding it can never change an answer (issue 24: a `billing:write` whose
+ * routes a "never for keys" line closes).
+ */
+function deadActions(engine: PolicyEngine, catalog: ScopeCatalog | null): Finding[] {
+  if (!catalog) return [];
+  const findings: Finding[] = [];
+  const all = allAtoms(catalog);
+  const asks = (rule: PolicyRule, scope: string, action: string) => (rule.subject === 'key' || rule.subject === '*') && parseCondition(rule.condition).some((t) => {
+    const perm = permTerm(t.attribute);
+    return perm !== null && perm.scope === scope && (perm.action === action || (perm.action === null && catalog.get(scope)?.actions.length === 1));
+  });
+  for (const scope of catalog.list) {
+    for (const action of scope.actions) {
+      const askers = engine.rules.filter((r) => asks(r, scope.name, action));
+      if (askers.length === 0) continue;
+      const refusers = new Map<string, PolicyRule>();
+      let opens = false;
+      for (const asker of askers) {
+        const methods = PROBE_METHODS.filter((m) => compileMethodPattern(asker.method).test(m));
+        for (const role of ['user', 'admin'] as const) for (const m of methods) for (const p of samplePaths(asker.path)) {
+          if (opens) break;
+          const denies = engine.matchingRules({ kind: 'key', permissions: all, role }, m, p).filter((r) => r.effect === 'deny' && r.id !== asker.id);
+          if (denies.length === 0) opens = true;
+          for (const d of denies) refusers.set(d.id, d);
+        }
+      }
+      if (opens || refusers.size === 0) continue;
+      const named = (rules: Iterable<PolicyRule>) => [...rules].map((r) => `line ${r.line} (${r.id})`).join(', ');
+      findings.push({
+        line: askers[0]!.line,
+        message: `${scope.name}:${action} opens nothing: every request ${named(askers)} asks it for is refused to keys holding it by ${named(refusers.values())}`,
+      });
+    }
   }
   return findings;
 }
@@ -163,7 +209,7 @@ export async function lintTexts(modelText: string, policyText: string, modelName
   } catch (e) {
     throw new CliError(`${modelName}: ${(e as Error).message}`);
   }
-  findings.push(...unreachableAllows(engine, catalog));
+  findings.push(...unreachableAllows(engine, catalog), ...deadActions(engine, catalog));
   for (const f of routeFindings(engine)) findings.push({ line: f.line ?? 0, message: f.message });
   return findings.sort((a, b) => a.line - b.line);
 }

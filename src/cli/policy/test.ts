@@ -15,9 +15,19 @@ export function runCase(io: CliIo, loaded: LoadedPolicy, c: TestCase): string | 
   if (unknown.length > 0) return `names permission ${unknown.join(', ')}, which ${display(io, loaded.scopesPath)} does not declare`;
   const d = engine.decide(c.subject, c.method, c.path);
   const decided = d.allowed ? 'allow' : 'deny';
-  if (decided === c.expect && (c.rule === null || c.rule === d.ruleId)) return null;
+  if (decided === c.expect && (c.rule === null || c.rule === d.ruleId || namedLineDecides(loaded, c))) return null;
   const expected = c.rule ? `${c.expect} by ${c.rule}` : c.expect;
   return `expected ${expected}, decided ${decided} by ${ruleRef(io, policyPath, d.ruleId ? engine.rule(d.ruleId) : undefined, d.ruleId)}`;
+}
+
+/**
+ * A case checks the decision; a `rule:` it names must be one of the lines that make it: a deny
+ * line that refuses the request (deny overrides, so any matching deny refuses it, whichever one the
+ * file names first), or an allow line that allows it. A new deny line that also refuses the
+ * request then leaves the case alone, while removing the line the case relies on still fails it.
+ */
+function namedLineDecides({ engine }: LoadedPolicy, c: TestCase): boolean {
+  return engine.matchingRules(c.subject, c.method, c.path).some((r) => r.id === c.rule && r.effect === c.expect);
 }
 
 interface Coverage {

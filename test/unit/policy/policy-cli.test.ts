@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli, withPolicyCopy } from './helpers.ts';
 
@@ -9,7 +9,7 @@ describe('keygate policy explain', () => {
       const r = await runCli(['explain', '--subject', 'key', '--method', 'GET', '--path', '/api/ai/threads', '--variant', 'A']);
       expect(r.code).to.equal(0);
       expect(r.out).to.include('decision: deny\n');
-      expect(r.out).to.match(/^decided by: policies\/variant-a\.csv:\d+  p, key, !perm:ai, \.\*, \S+, deny, key\.ai-needs-ai$/m);
+      expect(r.out).to.match(/^decided by: policies\/variant-a\.csv:\d+  p, key, !perm:ai, \.\*, \/api\/ai\/\*\* except \/api\/ai\/automations\/\*\*, deny, key\.ai-needs-ai$/m);
       expect(r.out).to.include('a key with the "ai" permission would be allowed');
     });
   });
@@ -63,6 +63,53 @@ describe('keygate policy lint', () => {
         expect(r.out).to.include('policies/broken.csv:8: key.signup: path /signup matches no route the gateway serves');
         expect(r.out).to.match(/^policies\/broken\.csv: route GET \/healthz is decided by no policy line for session, key, anonymous/m);
       });
+    });
+  });
+});
+
+describe('keygate policy lint: a path pattern that is not linear-time', () => {
+  it('is an error naming the line and why (issue 24: one 30-character path blocked the event loop for seconds)', async () => {
+    await withPolicyCopy(async (dir) => {
+      const csv = join(dir, 'policies/variant-a.csv');
+      await writeFile(csv, `${await readFile(csv, 'utf8')}p, key, *, .*, ^/api/reports/(a+)+b$, deny, key.reports-slow\n`);
+      const r = await runCli(['lint', 'policies/variant-a.csv'], dir);
+      expect(r.code).to.equal(1);
+      expect(r.out).to.match(/^policies\/variant-a\.csv:\d+: path: not linear-time: nested quantifiers \(\(a\+\)\+\)/m);
+    });
+  });
+});
+
+describe('keygate policy lint: a declared scope action that opens nothing', () => {
+  const withBilling = async (dir: string, lines: string[]) => {
+    const scopes = join(dir, 'policies/scopes.yaml');
+    await writeFile(scopes, `${await readFile(scopes, 'utf8')}  billing:\n    label: Billing\n    actions: [read, write]\n`);
+    const csv = join(dir, 'policies/variant-a.csv');
+    await writeFile(csv, `${await readFile(csv, 'utf8')}${lines.join('\n')}\n`);
+    return runCli(['lint', 'policies/variant-a.csv'], dir);
+  };
+
+  it('is an error naming the line that asks for it and the line that refuses it anyway (the shipped billing writes line)', async () => {
+    await withPolicyCopy(async (dir) => {
+      const r = await withBilling(dir, [
+        'p, key, !perm:billing:read, ^(GET|HEAD)$, /api/billing/**, deny, key.billing-needs-read',
+        'p, key, !perm:billing:write, ^(POST|PUT|PATCH|DELETE)$, /api/billing/**, deny, key.billing-needs-write',
+      ]);
+      expect(r.code).to.equal(1);
+      expect(r.out).to.match(/^policies\/variant-a\.csv:(\d+): billing:write opens nothing: every request line \1 \(key\.billing-needs-write\) asks it for is refused to keys holding it by line \d+ \(key\.billing-writes\)$/m);
+      // billing:read opens the reads: no finding for it.
+      expect(r.out).not.to.match(/billing:read opens nothing/);
+      expect(r.out).to.match(/^1 finding in 1 file$/m);
+    });
+  });
+
+  it('is no error once the action asks for routes a key can reach', async () => {
+    await withPolicyCopy(async (dir) => {
+      const r = await withBilling(dir, [
+        'p, key, !perm:billing:read, ^(GET|HEAD)$, /api/billing/**, deny, key.billing-needs-read',
+        'p, key, !perm:billing:write, ^(GET|HEAD)$, /api/billing/invoices/**, deny, key.billing-invoices',
+      ]);
+      expect(r.out).to.equal('0 findings in 1 file\n');
+      expect(r.code).to.equal(0);
     });
   });
 });

@@ -42,6 +42,38 @@ describe('keygate policy test', () => {
     });
   }
 
+  describe('when a new deny line that also refuses already-tested requests is added before the shipped ones', () => {
+    it('then the shipped cases that name the later line still pass: a case checks the decision, and its rule is one line that makes it', async () => {
+      await withPolicyCopy(async (dir) => {
+        const csv = join(dir, 'policies/variant-a.csv');
+        const text = await readFile(csv, 'utf8');
+        // The operator's billing scope of issue 24: before it, 52 shipped cases failed because the
+        // new line now came first among the denies of billing writes.
+        await writeFile(join(dir, 'policies/scopes.yaml'), `${await readFile(join(dir, 'policies/scopes.yaml'), 'utf8')}  billing:\n    label: Billing\n    actions: [read, write]\n`);
+        const line = 'p, key, !perm:billing:read, .*, /api/billing/**, deny, key.billing-needs-read\np, key, *, .*, /api/**, deny, key.everything-closed';
+        await writeFile(csv, text.replace('p, key, *, .*, /api/**, allow, key.api\n', `p, key, *, .*, /api/**, allow, key.api\n${line}\n`));
+        const suite = 'policies/tests/variant-a.yaml';
+        // Every key request under /api is now refused first by the new lines.
+        const before = await runCli(['test', suite]);
+        const after = await runCli(['test', suite], dir);
+        expect(summary(before.out).failed).to.equal(0);
+        const failures = after.out.split('\n').filter((l) => l.startsWith('FAIL'));
+        // Only cases expecting a key to be allowed fail; no deny case does.
+        expect(failures.length).to.be.greaterThan(0);
+        for (const f of failures) expect(f).to.match(/expected allow/);
+      });
+    });
+
+    it('then a case naming a line that matches but does not make the decision still fails', async () => {
+      await withPolicyCopy(async (dir) => {
+        await writeFile(join(dir, 'policies/tests/wrong.yaml'), 'variant: A\ncases:\n  - { subject: key, method: POST, path: /api/billing/checkout, expect: deny, rule: key.api }\n');
+        const r = await runCli(['test', 'policies/tests/wrong.yaml'], dir);
+        expect(r.code).to.equal(1);
+        expect(r.out).to.match(/expected deny by key\.api, decided deny by key\.billing-writes/);
+      });
+    });
+  });
+
   describe('when a case expects a decision the policy does not make', () => {
     it('then the failure names what was expected, what was decided and the deciding line, and the exit code is 1', async () => {
       await withPolicyCopy(async (dir) => {
