@@ -76,7 +76,7 @@ const security: Record<NonNullable<Operation['security']>, Json[]> = {
 };
 
 function operations(config: Config): Operation[] {
-  const variant = config.apiKeys.enabled ? config.apiKeys.variant : 'A';
+  const variant = config.surface.variant;
   const createBody = variant === 'A' ? createBodyA : createBodyB;
   const sessionOnlyA = variant === 'A' ? 'session' : 'caller';
   return [
@@ -125,7 +125,7 @@ function rootOperations(): Operation[] {
   ];
 }
 
-export function buildOpenApi(config: Pick<Config, 'apiPrefix' | 'apiKeys' | 'mcpServer' | 'publicUrl'>): Json {
+export function buildOpenApi(config: Pick<Config, 'apiPrefix' | 'surface' | 'publicUrl'>): Json {
   const paths: Record<string, Record<string, Json>> = {};
   const add = (op: Operation, path: string) => {
     paths[path] ??= {};

@@ -59,7 +59,7 @@ export function mcpSwitch(config: Pick<Config, 'apiPrefix' | 'mcpServer'>) {
 export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = callerSlots(config.upstream.maxConcurrentPerCaller) }: McpDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const mcpPath = `${config.apiPrefix}/mcp`;
-  if (!config.mcpServer.enabled) {
+  if (!config.surface.features.mcp) {
     const off = () => {
       throw turnedOff();
     };

@@ -21,7 +21,7 @@ import { expiresSoon, expiryAtCreate, lifetimeBoundedExpiry, type ExpiryChoice }
 export interface KeyServiceDeps {
   pool: Pool;
   counters: CounterStore;
-  config: Pick<Config, 'apiKeys' | 'ai' | 'mcpServer' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
+  config: Pick<Config, 'apiKeys' | 'surface' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
   clock: Clock;
   /**
    * Called after commit when a key may have stopped working (revoke, update), so this instance's
@@ -125,7 +125,7 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged, 
 
   function grantOf(input: GrantInput): Permissions {
     const catalog = scopes();
-    const grant = resolveGrant(catalog, { ai: config.ai.enabled, mcpServer: config.mcpServer.enabled }, input);
+    const grant = resolveGrant(catalog, config.surface.features, input);
     if (grant.ok) return grant.permissions;
     if ('errors' in grant) {
       const first = grant.errors[0]!;
