@@ -1,4 +1,4 @@
-import type { Config } from '../../config.ts';
+import { keysOn, type Config } from '../../config.ts';
 import { AppError } from '../../services/errors.ts';
 import { hasValidChecksum, KEY_BODY_LENGTH } from '../../services/keys/format.ts';
 import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
@@ -21,7 +21,7 @@ const invalidToken = () => new AppError('INVALID_API_KEY', 'The access token is 
 
 export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, config: Pick<Config, 'apiPrefix' | 'apiKeys'>): Resolver {
   const mcpPath = `${config.apiPrefix}/mcp`;
-  const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
+  const keyPrefix = keysOn(config)?.prefix ?? null;
   return async (ctx) => {
     if (!oauth.issuer || ctx.path !== mcpPath || ctx.req.headers['x-api-key'] !== undefined) return null;
     const m = BEARER.exec(ctx.get('authorization'));
@@ -77,7 +77,7 @@ function authorizationTexts(value: string): string[] {
  * and checksum, so this costs no lookup.
  */
 export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'apiPrefix'>) {
-  const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
+  const keyPrefix = keysOn(config)?.prefix ?? null;
   const mcpPath = `${config.apiPrefix}/mcp`;
   return async function dropOwnBearerMiddleware(ctx: Parameters<Resolver>[0], next: () => Promise<unknown>) {
     // On the MCP endpoint the Bearer is the credential the caller chain reads, and the MCP tools
