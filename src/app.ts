@@ -92,7 +92,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   // hung up, say); errors of the pipeline itself are answered and logged by `problems`.
   app.on('error', (err: Error) => logger.debug({ err: { name: err.name, message: err.message } }, 'response stream ended early'));
   const prefix = config.apiPrefix;
-  const mcpPath = `${prefix}/mcp`;
+  const mcpPath = config.surface.paths.mcp;
   const mcpPathLower = mcpPath.toLowerCase();
 
   const requests = new Counter({ name: 'keygate_http_requests_total', help: 'HTTP requests by method, status and caller kind', labelNames: ['method', 'status', 'caller'], registers: [deps.registry] });

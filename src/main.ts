@@ -199,7 +199,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.surface.features.oauth) {
     const decided = oauthIssuer(config.publicUrl, config.host, url);
-    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp` }));
+    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: config.surface.paths.mcp }));
     else logger.warn(decided.reason);
   }
   logger.info({

@@ -145,7 +145,7 @@ export function buildOpenApi(config: Pick<Config, 'apiPrefix' | 'surface' | 'pub
   // The MCP endpoint: refusals take the OAuth form (401), other failures are problems; 404 while
   // the MCP server is off.
   const mcpOp: Operation = { method: 'post', path: '/mcp', tag: 'mcp', summary: '', ok: { status: 200, schema: null }, problems: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE'] };
-  paths[`${config.apiPrefix}/mcp`] = {
+  paths[config.surface.paths.mcp] = {
     post: {
       summary: 'MCP Streamable HTTP (JSON-RPC); a key with the mcp permission in x-api-key or Authorization: Bearer',
       tags: ['mcp'], operationId: 'postMcp', security: [{ apiKey: [] }, { bearer: [] }],

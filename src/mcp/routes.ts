@@ -43,7 +43,7 @@ function prepareTools(config: Config): ForwardedTool[] {
 /** `/api/mcp` (MCP Streamable HTTP, stateless) and the RFC 9728 metadata that points clients at it. */
 export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = callerSlots(config.upstream.maxConcurrentPerCaller) }: McpDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
-  const mcpPath = `${config.apiPrefix}/mcp`;
+  const mcpPath = config.surface.paths.mcp;
   if (!config.surface.features.mcp) {
     // With the MCP server off, http/gate.ts answers 404 to every caller before anyone is resolved.
     const off = () => {
