@@ -28,6 +28,7 @@ import { adminRoutes } from './http/routes/admin.ts';
 import { scopeRoutes } from './http/routes/scopes.ts';
 import { keyLifeRoutes } from './http/routes/key-life.ts';
 import { openApiRoutes } from './http/routes/openapi.ts';
+import { buildOpenApi } from './http/openapi.ts';
 import type { RotationService } from './services/keys/rotation.ts';
 import type { UsageService } from './services/usage.ts';
 import { healthRoutes, type Probe } from './http/routes/health.ts';
@@ -174,8 +175,8 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     ...(features.apiKeys ? [apiKeyRoutes({ keys: deps.keys, variant }).prefix(prefix)] : []),
     adminRoutes({ keys: deps.keys, accounts: deps.accounts, audit: deps.audit }).prefix(prefix),
     scopeRoutes({ policy: deps.policy, config }).prefix(prefix),
-    ...(features.apiKeys ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage }).prefix(prefix)] : []),
-    openApiRoutes(config).prefix(prefix),
+    ...(features.apiKeys ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage, variant }).prefix(prefix)] : []),
+    openApiRoutes(buildOpenApi(config)).prefix(prefix),
     ...(oauth ? [oauthGrantRoutes({ grants: oauth.grants }).prefix(prefix)] : []),
     ...(deps.extraRouters ?? []),
   ];

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Router from '@koa/router';
 import { z } from 'zod';
-import { packageRoot, type Config } from '../config.ts';
+import { packageRoot, type Config, type Surface } from '../config.ts';
 import type { KeyService } from '../services/keys/service.ts';
 import { AppError } from '../services/errors.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
@@ -14,6 +14,8 @@ import { prepareTool, type ForwardedTool } from './forward.ts';
 import { BUILT_IN_TOOLS } from './tool-names.ts';
 import { publicBase } from './refusal.ts';
 import { featureOff, gate } from '../http/gate.ts';
+import { serve, type Operation } from '../http/operation.ts';
+import * as s from '../http/openapi-schemas.ts';
 import type { OAuthHolder } from '../oauth/holder.ts';
 
 export interface McpDeps {
@@ -38,6 +40,23 @@ function prepareTools(config: Config): ForwardedTool[] {
     seen.add(tool.name);
     return prepareTool(tool, config.apiPrefix);
   });
+}
+
+/** The MCP endpoint and its metadata, at their full paths (this router is not mounted under the prefix). */
+export function mcpOperations(surface: Pick<Surface, 'paths'>) {
+  return {
+    metadata: { method: 'get', path: METADATA_PATH, tag: 'mcp', summary: 'RFC 9728 metadata of the MCP endpoint', ok: { status: 200, schema: s.resourceMetadata }, problems: ['NOT_FOUND'], security: 'public' },
+    // Refusals take the OAuth form (401), other failures are problems; 404 while the server is off.
+    endpoint: {
+      method: 'post', path: surface.paths.mcp, tag: 'mcp', operationId: 'postMcp', security: 'mcp',
+      summary: 'MCP Streamable HTTP (JSON-RPC); a key with the mcp permission in x-api-key or Authorization: Bearer',
+      ok: { status: 200, schema: null }, problems: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE'],
+      answers: {
+        200: { description: 'A JSON-RPC answer (JSON or an event stream)' },
+        401: { description: 'Every refusal, in the OAuth form (WWW-Authenticate: Bearer error="invalid_token")', schema: s.mcpRefusal },
+      },
+    },
+  } satisfies Record<string, Operation>;
 }
 
 /** `/api/mcp` (MCP Streamable HTTP, stateless) and the RFC 9728 metadata that points clients at it. */
@@ -72,10 +91,11 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = calle
       resource_documentation: `${base}/settings/developers`,
     };
   };
-  router.get(METADATA_PATH, metadata);
+  const ops = mcpOperations(config.surface);
+  serve(router, ops.metadata, metadata);
   router.get(`${METADATA_PATH}${mcpPath}`, metadata);
 
-  router.post(mcpPath, async (ctx) => {
+  serve(router, ops.endpoint, async (ctx) => {
     const caller = ctx.state.caller;
     // The policy refuses sessions here; this is the second lock, in the OAuth form (problems in app.ts).
     if (caller.kind !== 'key') throw new AppError('FORBIDDEN', 'The MCP server takes an API key with MCP access, not a session.');
