@@ -1,4 +1,4 @@
-import type { Config } from '../../config.ts';
+import { keysOn, type Config } from '../../config.ts';
 import type { Pool } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
@@ -100,10 +100,10 @@ export type KeyService = ReturnType<typeof createKeyService>;
 const FEATURE_OFF: Record<'ai' | 'mcpServer', string> = { ai: 'AI is turned off', mcpServer: 'The MCP server is turned off' };
 
 export function createKeyService({ pool, counters, config, clock, onKeyChanged, scopes }: KeyServiceDeps) {
-  const apiKeys = config.apiKeys;
-  const maxLifetimeDays = apiKeys.enabled ? apiKeys.maxLifetimeDays : undefined;
+  const apiKeys = keysOn(config);
+  const maxLifetimeDays = apiKeys?.maxLifetimeDays;
   const requireEnabled = () => {
-    if (!apiKeys.enabled) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
+    if (!apiKeys) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
     return apiKeys;
   };
 
