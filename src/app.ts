@@ -13,6 +13,7 @@ import { AppError } from './services/errors.ts';
 import { handleError } from './http/problem.ts';
 import { canonicalPath } from './http/canonical-path.ts';
 import { requireValidHost } from './http/host.ts';
+import { featureGate } from './http/gate.ts';
 import { noStoreForIdentity } from './http/cache-control.ts';
 import { bodyDeadline, bodyTimedOut, clientGone } from './http/body-deadline.ts';
 import { apiKeyResolver, resolveCaller, sessionResolver, type KeyAuthenticator } from './http/caller/resolve.ts';
@@ -27,6 +28,7 @@ import { adminRoutes } from './http/routes/admin.ts';
 import { scopeRoutes } from './http/routes/scopes.ts';
 import { keyLifeRoutes } from './http/routes/key-life.ts';
 import { openApiRoutes } from './http/routes/openapi.ts';
+import { buildOpenApi } from './http/openapi.ts';
 import type { RotationService } from './services/keys/rotation.ts';
 import type { UsageService } from './services/usage.ts';
 import { healthRoutes, type Probe } from './http/routes/health.ts';
@@ -37,7 +39,6 @@ import type { CallerSlots } from './http/proxy/concurrency.ts';
 import { limitHeaderCount } from './http/proxy/headers.ts';
 import { BODY_IDLE_MS } from './http/body.ts';
 import { mcpRefusal, isMcpRefusal } from './mcp/refusal.ts';
-import { mcpSwitch } from './mcp/routes.ts';
 import type { OAuthHolder } from './oauth/holder.ts';
 import type { GrantService } from './services/oauth-grants.ts';
 import { dropOwnBearer, oauthTokenResolver } from './http/caller/oauth.ts';
@@ -78,8 +79,6 @@ export interface AppDeps {
   pageErrors?: (ctx: Koa.Context, err: unknown) => Promise<boolean>;
 }
 
-const apiKeyPaths = (prefix: string) => [`${prefix}/api-keys`, `${prefix}/admin/api-keys`, `${prefix}/auth/api-key`];
-
 // Read through a function: TypeScript would otherwise keep the narrowing of the initial assignment.
 const callerOf = (state: GatewayState): Caller => state.caller;
 
@@ -94,7 +93,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   // hung up, say); errors of the pipeline itself are answered and logged by `problems`.
   app.on('error', (err: Error) => logger.debug({ err: { name: err.name, message: err.message } }, 'response stream ended early'));
   const prefix = config.apiPrefix;
-  const mcpPath = `${prefix}/mcp`;
+  const mcpPath = config.surface.paths.mcp;
   const mcpPathLower = mcpPath.toLowerCase();
 
   const requests = new Counter({ name: 'keygate_http_requests_total', help: 'HTTP requests by method, status and caller kind', labelNames: ['method', 'status', 'caller'], registers: [deps.registry] });
@@ -167,24 +166,17 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     }
   }
 
-  /** With API keys off, the key routes answer 400 to every caller, before anyone is resolved. */
-  async function apiKeysSwitch(ctx: Koa.ParameterizedContext<GatewayState>, next: Next) {
-    if (!config.apiKeys.enabled && apiKeyPaths(prefix).some((p) => ctx.path === p || ctx.path.startsWith(p + '/'))) {
-      throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
-    }
-    await next();
-  }
-
   const { oauth } = deps;
-  const resolvers = [...(oauth ? [oauthTokenResolver(oauth.holder, oauth.grants, config)] : []), ...(config.apiKeys.enabled ? [apiKeyResolver(deps.verifier, mcpPath)] : []), sessionResolver(deps.accounts)];
+  const { features, variant } = config.surface;
+  const resolvers = [...(oauth ? [oauthTokenResolver(oauth.holder, oauth.grants, config)] : []), ...(features.apiKeys ? [apiKeyResolver(deps.verifier, mcpPath)] : []), sessionResolver(deps.accounts)];
   const local = [
     healthRoutes({ probes: deps.probes, registry: deps.registry, readiness: deps.readiness }),
     authRoutes({ accounts: deps.accounts, signUp: config.auth.signUp, secureCookies: config.publicUrl?.startsWith('https:') ?? false }).prefix(prefix),
-    ...(config.apiKeys.enabled ? [apiKeyRoutes({ keys: deps.keys, variant: config.apiKeys.variant }).prefix(prefix)] : []),
+    ...(features.apiKeys ? [apiKeyRoutes({ keys: deps.keys, variant }).prefix(prefix)] : []),
     adminRoutes({ keys: deps.keys, accounts: deps.accounts, audit: deps.audit }).prefix(prefix),
     scopeRoutes({ policy: deps.policy, config }).prefix(prefix),
-    ...(config.apiKeys.enabled ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage }).prefix(prefix)] : []),
-    openApiRoutes(config).prefix(prefix),
+    ...(features.apiKeys ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage, variant }).prefix(prefix)] : []),
+    openApiRoutes(buildOpenApi(config)).prefix(prefix),
     ...(oauth ? [oauthGrantRoutes({ grants: oauth.grants }).prefix(prefix)] : []),
     ...(deps.extraRouters ?? []),
   ];
@@ -196,8 +188,8 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.use(canonicalPath);
   app.use(noStoreForIdentity(prefix));
   app.use(requireValidHost);
-  app.use(apiKeysSwitch);
-  app.use(mcpSwitch(config));
+  // A feature that is off answers for its paths before anyone is resolved or any quota spent.
+  app.use(featureGate(config.surface));
   // Before anything that forwards (the content route included): a keygate key or token never leaves.
   app.use(dropOwnBearer(config));
   app.use(contentRoute(deps.upstream, config.contentApiKey));

@@ -113,8 +113,37 @@ export const configSchema = z
 export type FileConfig = z.infer<typeof configSchema>;
 export type ApiKeysConfig = FileConfig['apiKeys'];
 export type McpToolConfig = z.infer<typeof toolSchema>;
+/** The key settings while API keys are on. */
+export type ApiKeysOn = Extract<ApiKeysConfig, { enabled: true }>;
+export type KeyVariant = ApiKeysOn['variant'];
+
+/**
+ * What the gateway serves, derived once from the file: read this rather than the raw switches, so
+ * that a path or a feature's state has one spelling. A new feature or path gets its line here.
+ */
+export interface Surface {
+  /** The API prefix, and the MCP endpoint beneath it. */
+  paths: { api: string; mcp: string };
+  /** OAuth for MCP clients runs exactly while the MCP server does (its tokens work nowhere else). */
+  features: { apiKeys: boolean; ai: boolean; mcp: boolean; oauth: boolean };
+  /** The key variant whose policy applies; A while keys are off (its policy file is then the default). */
+  variant: KeyVariant;
+}
+
+/** The key settings while API keys are on, null while they are off: the one place that decides it. */
+export const keysOn = (config: Pick<FileConfig, 'apiKeys'>): ApiKeysOn | null => (config.apiKeys.enabled ? config.apiKeys : null);
+
+export function surfaceOf(file: Pick<FileConfig, 'apiPrefix' | 'apiKeys' | 'ai' | 'mcpServer'>): Surface {
+  const keys = keysOn(file);
+  return {
+    paths: { api: file.apiPrefix, mcp: `${file.apiPrefix}/mcp` },
+    features: { apiKeys: keys !== null, ai: file.ai.enabled, mcp: file.mcpServer.enabled, oauth: file.mcpServer.enabled },
+    variant: keys?.variant ?? 'A',
+  };
+}
 
 export interface Config extends Omit<FileConfig, 'mcpServer'> {
+  surface: Surface;
   mcpServer: { enabled: boolean; tools: McpToolConfig[] };
   policy: { model: string; file: string; scopes: string };
   host: string;
@@ -255,16 +284,17 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   if (env.DATABASE_DIRECT_URL && !env.DATABASE_URL) throw new ConfigError('DATABASE_DIRECT_URL: only meaningful with DATABASE_URL (the pooled URL)');
   const port = env.PORT ? Number(env.PORT) : 3000;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: not a port number`);
-  const variant = file.apiKeys.enabled ? file.apiKeys.variant : 'A';
+  const surface = surfaceOf(file);
   // Paths written in the file are relative to it; the defaults point at the shipped files.
   const fromFile = (p: string) => resolve(path ? dirname(path) : cwd, p);
   const rawPolicy = (raw as { policy?: { model?: unknown; file?: unknown; scopes?: unknown } } | null)?.policy ?? {};
   return {
     ...file,
+    surface,
     mcpServer: { enabled: file.mcpServer.enabled, tools: file.mcpServer.tools ?? defaultMcpTools(file.apiPrefix) },
     policy: {
       model: rawPolicy.model ? fromFile(file.policy.model) : resolve(packageRoot, file.policy.model),
-      file: file.policy.file ? fromFile(file.policy.file) : resolve(packageRoot, `policies/variant-${variant.toLowerCase()}.csv`),
+      file: file.policy.file ? fromFile(file.policy.file) : resolve(packageRoot, `policies/variant-${surface.variant.toLowerCase()}.csv`),
       scopes: rawPolicy.scopes ? fromFile(file.policy.scopes) : resolve(packageRoot, file.policy.scopes),
     },
     host: env.HOST || '127.0.0.1',

@@ -100,11 +100,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const registry = new Registry();
   const lookups = new Counter({ name: 'keygate_key_lookups_total', help: 'Presented keys by how they were verified: cache hit, database lookup (miss), remembered unknown (negative-hit), refused by format (malformed), or refused as surely not stored with no lookup (refused-unknown)', labelNames: ['result'], registers: [registry] });
   const verifier = createKeyVerifier({
-    pool, clock, every: opts.every ?? systemEvery, enabled: config.apiKeys.enabled, preparedStatements: config.preparedStatements,
+    pool, clock, every: opts.every ?? systemEvery, enabled: config.surface.features.apiKeys, preparedStatements: config.preparedStatements,
     maxBytes: config.keyCache.maxBytes, unknownMaxBytes: config.keyCache.unknownMaxBytes,
     onLookup: (result) => lookups.inc({ result }),
   });
-  if (config.apiKeys.enabled) await verifier.load();
+  if (config.surface.features.apiKeys) await verifier.load();
   new Gauge({
     name: 'keygate_key_cache_bytes', help: 'Estimated heap held by the key verification cache: stored keys (known) and keys found not to exist (unknown)',
     labelNames: ['cache'], registers: [registry],
@@ -178,7 +178,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy })],
     pageErrors: pageErrors(config),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
-    oauth: config.mcpServer.enabled ? { holder: oauth, grants } : undefined,
+    oauth: config.surface.features.oauth ? { holder: oauth, grants } : undefined,
     probes: [
       // A load balancer must stop sending here from the moment a stop begins, stores up or not.
       { name: 'accepting', check: async () => { if (tracker.stopping) throw new Error('stopping'); } },
@@ -197,9 +197,9 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.port, config.host, () => ok()));
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  if (config.mcpServer.enabled) {
+  if (config.surface.features.oauth) {
     const decided = oauthIssuer(config.publicUrl, config.host, url);
-    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: `${config.apiPrefix}/mcp`, renderError: renderOAuthError }));
+    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: config.surface.paths.mcp, renderError: renderOAuthError }));
     else logger.warn(decided.reason);
   }
   logger.info({

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Router from '@koa/router';
-import type { Next } from 'koa';
 import { z } from 'zod';
-import { packageRoot, type Config } from '../config.ts';
+import { packageRoot, type Config, type Surface } from '../config.ts';
 import type { KeyService } from '../services/keys/service.ts';
 import { AppError } from '../services/errors.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
@@ -14,6 +13,9 @@ import { parseBody } from '../http/body.ts';
 import { prepareTool, type ForwardedTool } from './forward.ts';
 import { BUILT_IN_TOOLS } from './tool-names.ts';
 import { publicBase } from './refusal.ts';
+import { featureOff, gate } from '../http/gate.ts';
+import { serve, type Operation } from '../http/operation.ts';
+import * as s from '../http/openapi-schemas.ts';
 import type { OAuthHolder } from '../oauth/holder.ts';
 
 export interface McpDeps {
@@ -23,8 +25,6 @@ export interface McpDeps {
 }
 
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
-
-const turnedOff = () => new AppError('NOT_FOUND', 'The MCP server is turned off on this server.');
 
 // The MCP SDK (about 20 MB resident) is loaded with the first MCP request, not at start: a gateway
 // that serves only REST never carries it.
@@ -42,32 +42,38 @@ function prepareTools(config: Config): ForwardedTool[] {
   });
 }
 
-/**
- * With the MCP server off, `/api/mcp` answers 404 to every caller. The router alone cannot do that:
- * it runs after the policy, which answers an anonymous caller 401 first. Mounted before caller
- * resolution (app.ts), this refuses before anyone is resolved or any quota is spent.
- */
-export function mcpSwitch(config: Pick<Config, 'apiPrefix' | 'mcpServer'>) {
-  const mcpPath = `${config.apiPrefix}/mcp`;
-  return async function mcpSwitchMiddleware(ctx: GatewayContext, next: Next) {
-    if (!config.mcpServer.enabled && (ctx.path === mcpPath || ctx.path.startsWith(mcpPath + '/'))) throw turnedOff();
-    await next();
-  };
+/** The MCP endpoint and its metadata, at their full paths (this router is not mounted under the prefix). */
+export function mcpOperations(surface: Pick<Surface, 'paths'>) {
+  return {
+    metadata: { method: 'get', path: METADATA_PATH, tag: 'mcp', summary: 'RFC 9728 metadata of the MCP endpoint', ok: { status: 200, schema: s.resourceMetadata }, problems: ['NOT_FOUND'], security: 'public' },
+    // Refusals take the OAuth form (401), other failures are problems; 404 while the server is off.
+    endpoint: {
+      method: 'post', path: surface.paths.mcp, tag: 'mcp', operationId: 'postMcp', security: 'mcp',
+      summary: 'MCP Streamable HTTP (JSON-RPC); a key with the mcp permission in x-api-key or Authorization: Bearer',
+      ok: { status: 200, schema: null }, problems: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE'],
+      answers: {
+        200: { description: 'A JSON-RPC answer (JSON or an event stream)' },
+        401: { description: 'Every refusal, in the OAuth form (WWW-Authenticate: Bearer error="invalid_token")', schema: s.mcpRefusal },
+      },
+    },
+  } satisfies Record<string, Operation>;
 }
 
 /** `/api/mcp` (MCP Streamable HTTP, stateless) and the RFC 9728 metadata that points clients at it. */
 export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = callerSlots(config.upstream.maxConcurrentPerCaller) }: McpDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
-  const mcpPath = `${config.apiPrefix}/mcp`;
-  if (!config.mcpServer.enabled) {
+  const mcpPath = config.surface.paths.mcp;
+  if (!config.surface.features.mcp) {
+    // With the MCP server off, http/gate.ts answers 404 to every caller before anyone is resolved.
     const off = () => {
-      throw turnedOff();
+      throw featureOff('mcp');
     };
     // Registered so that a key that still holds MCP access is answered here, never forwarded.
     router.all(mcpPath, off).all(`${mcpPath}/{*rest}`, off);
     return router;
   }
   const tools = prepareTools(config);
+  const closed = gate(config.surface);
 
   const metadata = (ctx: GatewayContext) => {
     // With OAuth on, the issuer names the resource its tokens are for, whatever Host was asked.
@@ -85,10 +91,11 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = calle
       resource_documentation: `${base}/settings/developers`,
     };
   };
-  router.get(METADATA_PATH, metadata);
+  const ops = mcpOperations(config.surface);
+  serve(router, ops.metadata, metadata);
   router.get(`${METADATA_PATH}${mcpPath}`, metadata);
 
-  router.post(mcpPath, async (ctx) => {
+  serve(router, ops.endpoint, async (ctx) => {
     const caller = ctx.state.caller;
     // The policy refuses sessions here; this is the second lock, in the OAuth form (problems in app.ts).
     if (caller.kind !== 'key') throw new AppError('FORBIDDEN', 'The MCP server takes an API key with MCP access, not a session.');
@@ -97,7 +104,7 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = calle
     if (Array.isArray(body)) throw new AppError('VALIDATION_FAILED', 'JSON-RPC batches are not accepted here; send one message per request.');
     const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk();
     const server = buildMcpServer({
-      caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix, slots,
+      caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix, slots, closed,
       forwarded: { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol },
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

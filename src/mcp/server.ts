@@ -3,7 +3,7 @@ import type { KeyService } from '../services/keys/service.ts';
 import type { UserRecord } from '../services/accounts.ts';
 import type { VerifiedKey } from '../services/keys/types.ts';
 import { mcpToolRefusal } from '../policy/refusal.ts';
-import { refusalError } from '../services/errors.ts';
+import { refusalError, type AppError } from '../services/errors.ts';
 import { statusOfError } from '../http/problem.ts';
 import type { OAuthGrantRef } from '../http/state.ts';
 import { forwardTool, textResult, toolError, type ForwardContext, type ForwardedTool } from './forward.ts';
@@ -18,6 +18,8 @@ export interface ServerContext extends ForwardContext {
   keys: KeyService;
   tools: readonly ForwardedTool[];
   version: string;
+  /** The gate's refusal for a path whose feature is off (http/gate.ts), as REST answers it. */
+  closed: (path: string) => AppError | null;
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
@@ -52,12 +54,12 @@ export function buildMcpServer(sx: ServerContext): McpServer {
     description: "The owner's API keys (metadata only, never a secret), newest first; revoked keys are left out.",
     annotations: { readOnlyHint: true, openWorldHint: false },
   }, async () => {
-    // The same decision as GET /api/api-keys over REST: the matrix, not this adapter, says who may list.
-    const refused = mcpToolRefusal(sx.policy.current, sx.caller, 'GET', `${sx.apiPrefix}/api-keys`, sx.apiPrefix);
-    if (refused) {
-      const err = refusalError(refused);
-      return toolError(`${statusOfError(err)} ${err.code}: ${err.detail}`);
-    }
+    // The same decisions as GET /api/api-keys over REST, in its order: the feature gate (keys off),
+    // then the matrix, not this adapter, says who may list.
+    const path = `${sx.apiPrefix}/api-keys`;
+    const refused = mcpToolRefusal(sx.policy.current, sx.caller, 'GET', path, sx.apiPrefix);
+    const err = sx.closed(path) ?? (refused ? refusalError(refused) : null);
+    if (err) return toolError(`${statusOfError(err)} ${err.code}: ${err.detail}`);
     const list = { keys: await sx.keys.listKeys(user.id) };
     return textResult(json(list), list);
   });

@@ -175,9 +175,13 @@ export function permissionsFromNames(catalog: ScopeCatalog | null, names: readon
   return { permissions, unknown };
 }
 
-export interface FeatureSwitches { ai: boolean; mcpServer: boolean }
+/** Which features are on (the gateway's surface, src/config.ts). */
+export interface FeatureSwitches { ai: boolean; mcp: boolean }
 
-export const featureOn = (scope: Scope, features: FeatureSwitches): boolean => scope.requires === null || features[scope.requires];
+// A scope names its feature as the configuration file does (`requires: mcpServer`).
+const SWITCH: Record<Feature, keyof FeatureSwitches> = { ai: 'ai', mcpServer: 'mcp' };
+
+export const featureOn = (scope: Scope, features: FeatureSwitches): boolean => scope.requires === null || features[SWITCH[scope.requires]];
 
 /** What a refusal says a key needs, in the words of the scope's label: "AI access", "Reports (write)". */
 export function permissionWords(catalog: ScopeCatalog | null, names: readonly string[]): string {

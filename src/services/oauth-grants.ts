@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import { keysOn, type Config } from '../config.ts';
 import { withTransaction, type Pool } from '../store/db.ts';
 import { findUserById } from '../store/users.ts';
 import { lockOwner } from '../store/apikeys.ts';
@@ -73,7 +73,7 @@ export function createGrantService({ pool, clock, config, counters }: GrantServi
     async recordGrant(g: { userId: string; clientId: string; clientName: string; save: () => Promise<string> }, meta: RequestMeta): Promise<GrantView> {
       const now = clock();
       const day = utcDayStart(now);
-      const keys = config.apiKeys;
+      const keys = keysOn(config);
       let counted = false;
       try {
         return await withTransaction(pool, async (tx) => {
@@ -83,7 +83,7 @@ export function createGrantService({ pool, clock, config, counters }: GrantServi
           if ((await store.countLiveGrants(tx, g.userId)) >= max) {
             throw new AppError('GRANT_LIMIT', `You already have ${max} connected apps, the most allowed. Disconnect one you no longer use under Settings → Developers → Connected apps, then connect this one again.`);
           }
-          if (keys.enabled && keys.variant === 'A') {
+          if (keys?.variant === 'A') {
             const creates = await counters.increment(createsCounter(g.userId), day, DAY_SECONDS + 3600);
             counted = true;
             if (creates > keys.maxCreatesPerDay) {

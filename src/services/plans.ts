@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import { keysOn, type Config } from '../config.ts';
 
 // The request quota stamped on a key at creation (spec section 8). Pure: the caller looks the
 // plans up and hands them in.
@@ -11,7 +11,7 @@ export interface QuotaSource {
 }
 
 export function stampedQuota(config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>, src: QuotaSource): number {
-  const orgScoped = config.apiKeys.enabled && config.apiKeys.variant === 'B' && config.billingScope === 'organization' && src.hasActiveOrganization;
+  const orgScoped = keysOn(config)?.variant === 'B' && config.billingScope === 'organization' && src.hasActiveOrganization;
   const planName = (orgScoped ? src.activeOrganizationPlan : src.ownerPlan) ?? config.defaultPlan;
   return config.plans[planName]?.apiRateLimit ?? config.defaultApiRateLimit;
 }

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Config } from '../config.ts';
+import { keysOn, type Config } from '../config.ts';
 import { AppError } from '../services/errors.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
 import { sharedAssets } from './assets.ts';
@@ -9,7 +9,8 @@ import { connectedAppsMarkup } from './connected-apps-markup.ts';
 import { accountHeader, developersMain, keysOffMain, signInMain } from './pages.ts';
 import type { PageConfig } from './page-config.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
-import { featureOn, type ScopeCatalog } from '../policy/scopes.ts';
+import type { ScopeCatalog } from '../policy/scopes.ts';
+import { offeredScopes } from '../http/routes/scopes.ts';
 
 export interface WebDeps { config: Config; policy: PolicyHolder }
 
@@ -18,22 +19,21 @@ export interface WebDeps { config: Config; policy: PolicyHolder }
  * offers no scopes (the consent page) passes none.
  */
 export function pageConfig(config: Config, scopes: Pick<ScopeCatalog, 'list'> = { list: [] }): PageConfig {
-  const k = config.apiKeys;
-  const features = { ai: config.ai.enabled, mcpServer: config.mcpServer.enabled };
+  const k = keysOn(config);
   return {
-    apiPrefix: config.apiPrefix,
+    apiPrefix: config.surface.paths.api,
     signUp: config.auth.signUp,
-    keys: k.enabled
+    keys: k
       ? {
           variant: k.variant,
           // Variant B's create body has no scopes, so it never offers them (spec 9).
-          scopes: k.variant === 'A' ? scopes.list.map((s) => ({ name: s.name, label: s.label, description: s.description, actions: [...s.actions], available: featureOn(s, features) })) : [],
+          scopes: offeredScopes(config.surface, scopes),
           maxKeysPerUser: k.variant === 'A' ? k.maxKeysPerUser : null,
           maxCreatesPerDay: k.variant === 'A' ? k.maxCreatesPerDay : null,
           maxLifetimeDays: k.maxLifetimeDays ?? null,
         }
       : null,
-    connectedApps: config.mcpServer.enabled,
+    connectedApps: config.surface.features.mcp,
   };
 }
 

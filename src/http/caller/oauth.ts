@@ -1,4 +1,4 @@
-import type { Config } from '../../config.ts';
+import { keysOn, type Config } from '../../config.ts';
 import { AppError } from '../../services/errors.ts';
 import { hasValidChecksum, KEY_BODY_LENGTH } from '../../services/keys/format.ts';
 import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
@@ -19,9 +19,9 @@ export const looksLikeKey = (value: string, prefix: string): boolean => value.st
 // One answer for every reason, as for keys: telling them apart would confirm a token existed.
 const invalidToken = () => new AppError('INVALID_API_KEY', 'The access token is not valid: unknown, expired or revoked, or its owner cannot sign in.');
 
-export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, config: Pick<Config, 'apiPrefix' | 'apiKeys'>): Resolver {
-  const mcpPath = `${config.apiPrefix}/mcp`;
-  const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
+export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, config: Pick<Config, 'surface' | 'apiKeys'>): Resolver {
+  const mcpPath = config.surface.paths.mcp;
+  const keyPrefix = keysOn(config)?.prefix ?? null;
   return async (ctx) => {
     if (!oauth.issuer || ctx.path !== mcpPath || ctx.req.headers['x-api-key'] !== undefined) return null;
     const m = BEARER.exec(ctx.get('authorization'));
@@ -76,9 +76,9 @@ function authorizationTexts(value: string): string[] {
  * (CONTRACT 15, 22); any other Authorization passes untouched. Both are recognised by their shape
  * and checksum, so this costs no lookup.
  */
-export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'apiPrefix'>) {
-  const keyPrefix = config.apiKeys.enabled ? config.apiKeys.prefix : null;
-  const mcpPath = `${config.apiPrefix}/mcp`;
+export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'surface'>) {
+  const keyPrefix = keysOn(config)?.prefix ?? null;
+  const mcpPath = config.surface.paths.mcp;
   return async function dropOwnBearerMiddleware(ctx: Parameters<Resolver>[0], next: () => Promise<unknown>) {
     // On the MCP endpoint the Bearer is the credential the caller chain reads, and the MCP tools
     // build their own upstream headers; everywhere else it must not leave the gateway.

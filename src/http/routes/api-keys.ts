@@ -3,6 +3,9 @@ import { z } from 'zod';
 import type { KeyService } from '../../services/keys/service.ts';
 import { idParam, parseBody, parseQuery } from '../body.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
+import { KEY_ROUTE, serve, type Operation } from '../operation.ts';
+import * as s from '../openapi-schemas.ts';
+import type { KeyVariant } from '../../config.ts';
 import { requestMeta } from './auth.ts';
 import { requireUser } from './callers.ts';
 
@@ -29,7 +32,23 @@ export const updateBody = z.object({
 export const deleteBody = z.object({ keyId: z.uuid() }).strict();
 export const getQuery = z.object({ id: z.uuid() }).strict();
 
-export interface ApiKeyRoutesDeps { keys: KeyService; variant: 'A' | 'B' }
+export interface ApiKeyRoutesDeps { keys: KeyService; variant: KeyVariant }
+
+/** The create body takes scopes under Variant A only; there, only a session may create or revoke. */
+export function apiKeyOperations(variant: KeyVariant) {
+  const createBody = variant === 'A' ? createBodyA : createBodyB;
+  const sessionOnlyA = variant === 'A' ? 'session' : 'caller';
+  return {
+    list: { method: 'get', path: '/api-keys', tag: 'keys', summary: 'Own keys, newest first; revoked and retired keys left out', ok: { status: 200, schema: s.keyList }, problems: KEY_ROUTE },
+    create: { method: 'post', path: '/api-keys', tag: 'keys', summary: 'Create a key; the plaintext is in the answer once', body: createBody, ok: { status: 201, schema: s.createdApiKey }, problems: [...KEY_ROUTE, 'FEATURE_DISABLED', 'API_KEY_LIMIT', 'API_KEY_DAILY_LIMIT'], security: sessionOnlyA },
+    revoke: { method: 'delete', path: '/api-keys/:id', tag: 'keys', summary: 'Revoke an own key', ok: { status: 204, schema: null }, problems: KEY_ROUTE, security: sessionOnlyA },
+    authCreate: { method: 'post', path: '/auth/api-key/create', tag: 'auth', summary: 'Create a key (Variant B only; Variant A answers 403)', body: createBody, ok: { status: 201, schema: s.createdApiKey }, problems: [...KEY_ROUTE, 'FEATURE_DISABLED'] },
+    authUpdate: { method: 'post', path: '/auth/api-key/update', tag: 'auth', summary: 'Rename, disable or set the expiry of an own key', body: updateBody, ok: { status: 200, schema: s.apiKey }, problems: KEY_ROUTE, security: 'session' },
+    authDelete: { method: 'post', path: '/auth/api-key/delete', tag: 'auth', summary: 'Revoke an own key (Variant B only)', body: deleteBody, ok: { status: 204, schema: null }, problems: KEY_ROUTE },
+    authGet: { method: 'get', path: '/auth/api-key/get', tag: 'auth', summary: 'One own key', query: getQuery, ok: { status: 200, schema: s.apiKey }, problems: KEY_ROUTE },
+    authList: { method: 'get', path: '/auth/api-key/list', tag: 'auth', summary: 'Own keys', ok: { status: 200, schema: s.keyList }, problems: KEY_ROUTE },
+  } satisfies Record<string, Operation>;
+}
 
 const actorOf = (ctx: GatewayContext) => {
   const c = requireUser(ctx);
@@ -39,42 +58,42 @@ const actorOf = (ctx: GatewayContext) => {
 /** `/api-keys` (the product's routes) and `/auth/api-key/*` (the auth layer's). */
 export function apiKeyRoutes({ keys, variant }: ApiKeyRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
-  const createBody = variant === 'A' ? createBodyA : createBodyB;
+  const ops = apiKeyOperations(variant);
 
   const create = async (ctx: GatewayContext) => {
-    const body = await parseBody(ctx, createBody);
+    const body = await parseBody(ctx, ops.create.body);
     const { key, plaintext } = await keys.createKey(actorOf(ctx), body, requestMeta(ctx));
     ctx.status = 201;
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { ...key, key: plaintext };
   };
 
-  router.get('/api-keys', async (ctx) => {
+  serve(router, ops.list, async (ctx) => {
     ctx.body = { keys: await keys.listKeys(requireUser(ctx).user.id) };
   });
-  router.post('/api-keys', create);
-  router.delete('/api-keys/:id', async (ctx) => {
+  serve(router, ops.create, create);
+  serve(router, ops.revoke, async (ctx) => {
     const id = idParam(ctx.params, 'API key');
     await keys.revokeKey(requireUser(ctx).user.id, id, requestMeta(ctx));
     ctx.status = 204;
   });
 
-  router.post('/auth/api-key/create', create);
-  router.post('/auth/api-key/update', async (ctx) => {
+  serve(router, ops.authCreate, create);
+  serve(router, ops.authUpdate, async (ctx) => {
     const { keyId, expiresAt, ...rest } = await parseBody(ctx, updateBody);
     const patch = { ...rest, ...(expiresAt !== undefined ? { expiresAt: expiresAt === null ? null : new Date(expiresAt) } : {}) };
     ctx.body = await keys.updateKey(requireUser(ctx).user.id, keyId, patch);
   });
-  router.post('/auth/api-key/delete', async (ctx) => {
+  serve(router, ops.authDelete, async (ctx) => {
     const { keyId } = await parseBody(ctx, deleteBody);
     await keys.revokeKey(requireUser(ctx).user.id, keyId, requestMeta(ctx));
     ctx.status = 204;
   });
-  router.get('/auth/api-key/get', async (ctx) => {
+  serve(router, ops.authGet, async (ctx) => {
     const { id } = parseQuery(ctx, getQuery);
     ctx.body = await keys.getKey(requireUser(ctx).user.id, id);
   });
-  router.get('/auth/api-key/list', async (ctx) => {
+  serve(router, ops.authList, async (ctx) => {
     ctx.body = { keys: await keys.listKeys(requireUser(ctx).user.id) };
   });
 

@@ -5,6 +5,8 @@ import { AppError } from '../../services/errors.ts';
 import { parseBody } from '../body.ts';
 import { clearSessionCookie, setSessionCookie } from '../cookies.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
+import { serve, type Operation } from '../operation.ts';
+import * as s from '../openapi-schemas.ts';
 import { requireSessionCaller, requireUser } from './callers.ts';
 
 export const email = z.string().trim().toLowerCase().pipe(z.email()).pipe(z.string().max(254));
@@ -20,13 +22,31 @@ export const setActiveBody = z.object({ organizationId: z.uuid().nullable() }).s
 
 export const requestMeta = (ctx: GatewayContext): RequestMeta => ({ ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null });
 
+const signOutBody = z.object({}).strict();
+
+export const authOperations = {
+  signUp: { method: 'post', path: '/auth/sign-up/email', tag: 'auth', summary: 'Create an account and sign in', body: signUpBody, ok: { status: 201, schema: s.userBody }, problems: ['EMAIL_TAKEN'], security: 'public' },
+  signIn: { method: 'post', path: '/auth/sign-in/email', tag: 'auth', summary: 'Sign in', body: signInBody, ok: { status: 200, schema: s.userBody }, problems: ['INVALID_CREDENTIALS', 'USER_BANNED', 'TOO_MANY_ATTEMPTS'], security: 'public' },
+  signOut: { method: 'post', path: '/auth/sign-out', tag: 'auth', summary: 'Sign out', ok: { status: 204, schema: null }, security: 'session' },
+  getSession: { method: 'get', path: '/auth/get-session', tag: 'auth', summary: 'The caller and their session or key', ok: { status: 200, schema: s.session } },
+  listSessions: { method: 'get', path: '/auth/list-sessions', tag: 'auth', summary: "The caller's sessions", ok: { status: 200, schema: s.sessions }, security: 'session' },
+  revokeSession: { method: 'post', path: '/auth/revoke-session', tag: 'auth', summary: 'End one of the sessions', body: revokeSessionBody, ok: { status: 204, schema: null }, problems: ['NOT_FOUND'], security: 'session' },
+  changePassword: { method: 'post', path: '/auth/change-password', tag: 'auth', summary: 'Change the password', body: changePasswordBody, ok: { status: 204, schema: null }, problems: ['INVALID_CREDENTIALS'], security: 'session' },
+  deleteUser: { method: 'post', path: '/auth/delete-user', tag: 'auth', summary: 'Delete the account and every key', body: deleteUserBody, ok: { status: 204, schema: null }, problems: ['INVALID_CREDENTIALS'], security: 'session' },
+  createOrganization: { method: 'post', path: '/auth/organization/create', tag: 'auth', summary: 'Create an organization', body: createOrgBody, ok: { status: 201, schema: s.organizationBody }, problems: ['NOT_FOUND'], security: 'session' },
+  setActiveOrganization: { method: 'post', path: '/auth/organization/set-active', tag: 'auth', summary: 'Choose the active organization', body: setActiveBody, ok: { status: 200, schema: s.activeOrganization }, security: 'session' },
+  listOrganizations: { method: 'get', path: '/auth/organization/list', tag: 'auth', summary: "The caller's organizations", ok: { status: 200, schema: s.organizations } },
+  activeMember: { method: 'get', path: '/auth/organization/get-active-member', tag: 'auth', summary: 'Membership in the active organization', ok: { status: 200, schema: s.member }, problems: ['NOT_FOUND'] },
+} satisfies Record<string, Operation>;
+
 export interface AuthRoutesDeps { accounts: AccountService; signUp: boolean; secureCookies: boolean }
 
 /** The auth layer's account and organization endpoints (CONTRACT section 4). */
 export function authRoutes({ accounts, signUp, secureCookies }: AuthRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
 
-  router.post('/auth/sign-up/email', async (ctx) => {
+  const ops = authOperations;
+  serve(router, ops.signUp, async (ctx) => {
     if (!signUp) throw new AppError('FORBIDDEN', 'Sign-up is closed on this server. Ask an administrator for an account.');
     const body = await parseBody(ctx, signUpBody);
     const { user, token, session } = await accounts.signUp(body, requestMeta(ctx));
@@ -35,22 +55,22 @@ export function authRoutes({ accounts, signUp, secureCookies }: AuthRoutesDeps):
     ctx.body = { user };
   });
 
-  router.post('/auth/sign-in/email', async (ctx) => {
+  serve(router, ops.signIn, async (ctx) => {
     const body = await parseBody(ctx, signInBody);
     const { user, token, session } = await accounts.signIn(body, requestMeta(ctx));
     setSessionCookie(ctx, token, session.expiresAt, secureCookies);
     ctx.body = { user };
   });
 
-  router.post('/auth/sign-out', async (ctx) => {
+  serve(router, ops.signOut, async (ctx) => {
     const caller = requireSessionCaller(ctx);
-    await parseBody(ctx, z.object({}).strict());
+    await parseBody(ctx, signOutBody);
     await accounts.signOut(caller.token);
     clearSessionCookie(ctx);
     ctx.status = 204;
   });
 
-  router.get('/auth/get-session', async (ctx) => {
+  serve(router, ops.getSession, async (ctx) => {
     const caller = requireUser(ctx);
     const { id, email, name, role } = caller.user;
     ctx.body =
@@ -59,13 +79,13 @@ export function authRoutes({ accounts, signUp, secureCookies }: AuthRoutesDeps):
         : { session: { id: caller.key.id, kind: 'key', userId: id, activeOrganizationId: null, expiresAt: caller.key.expiresAt }, user: { id, email, name, role } };
   });
 
-  router.get('/auth/list-sessions', async (ctx) => {
+  serve(router, ops.listSessions, async (ctx) => {
     const caller = requireSessionCaller(ctx);
     const list = await accounts.listSessions(caller.user.id);
     ctx.body = { sessions: list.map((s) => ({ ...s, current: s.id === caller.session.id })) };
   });
 
-  router.post('/auth/revoke-session', async (ctx) => {
+  serve(router, ops.revokeSession, async (ctx) => {
     const caller = requireSessionCaller(ctx);
     const { sessionId } = await parseBody(ctx, revokeSessionBody);
     await accounts.revokeSession(caller.user.id, sessionId);
@@ -73,13 +93,13 @@ export function authRoutes({ accounts, signUp, secureCookies }: AuthRoutesDeps):
     ctx.status = 204;
   });
 
-  router.post('/auth/change-password', async (ctx) => {
+  serve(router, ops.changePassword, async (ctx) => {
     const caller = requireSessionCaller(ctx);
     await accounts.changePassword(caller.user.id, caller.session.id, await parseBody(ctx, changePasswordBody));
     ctx.status = 204;
   });
 
-  router.post('/auth/delete-user', async (ctx) => {
+  serve(router, ops.deleteUser, async (ctx) => {
     const caller = requireSessionCaller(ctx);
     const { password } = await parseBody(ctx, deleteUserBody);
     await accounts.deleteUser(caller.user.id, password);
@@ -87,27 +107,27 @@ export function authRoutes({ accounts, signUp, secureCookies }: AuthRoutesDeps):
     ctx.status = 204;
   });
 
-  router.post('/auth/organization/create', async (ctx) => {
+  serve(router, ops.createOrganization, async (ctx) => {
     const caller = requireSessionCaller(ctx);
     const organization = await accounts.createOrganization(caller.user.id, caller.session.id, await parseBody(ctx, createOrgBody));
     ctx.status = 201;
     ctx.body = { organization };
   });
 
-  router.post('/auth/organization/set-active', async (ctx) => {
+  serve(router, ops.setActiveOrganization, async (ctx) => {
     const caller = requireSessionCaller(ctx);
     const { organizationId } = await parseBody(ctx, setActiveBody);
     await accounts.setActiveOrganization(caller.user.id, caller.session.id, organizationId);
     ctx.body = { activeOrganizationId: organizationId };
   });
 
-  router.get('/auth/organization/list', async (ctx) => {
+  serve(router, ops.listOrganizations, async (ctx) => {
     const caller = requireUser(ctx);
     ctx.body = { organizations: await accounts.listOrganizations(caller.user.id) };
   });
 
   // A key never has an active organization (spec 5.5: it acts for its owner only).
-  router.get('/auth/organization/get-active-member', async (ctx) => {
+  serve(router, ops.activeMember, async (ctx) => {
     const caller = requireUser(ctx);
     const orgId = caller.kind === 'session' ? caller.session.activeOrganizationId : null;
     const member = orgId ? await accounts.getMember(orgId, caller.user.id) : null;

@@ -6,6 +6,9 @@ import type { UsageService } from '../../services/usage.ts';
 import { idParam, parseBody, parseQuery } from '../body.ts';
 import { queryInt } from '../query-int.ts';
 import type { GatewayState } from '../state.ts';
+import { KEY_ROUTE, serve, type Operation } from '../operation.ts';
+import * as s from '../openapi-schemas.ts';
+import type { KeyVariant } from '../../config.ts';
 import { requestMeta } from './auth.ts';
 import { requireSessionCaller, requireUser } from './callers.ts';
 
@@ -17,13 +20,23 @@ export const usageQuery = z.object({
   days: queryInt(1, 90, 30),
 }).strict();
 
-export interface KeyLifeRoutesDeps { rotation: RotationService; usage: UsageService }
+export interface KeyLifeRoutesDeps { rotation: RotationService; usage: UsageService; variant: KeyVariant }
+
+/** Under Variant A only a session may rotate, as only a session may create. */
+export function keyLifeOperations(variant: KeyVariant) {
+  return {
+    rotate: { method: 'post', path: '/api-keys/:id/rotate', tag: 'keys', summary: 'Issue a successor; the old key works until the grace period ends', body: rotateBody, ok: { status: 201, schema: s.createdApiKey }, problems: [...KEY_ROUTE, 'API_KEY_DAILY_LIMIT'], security: variant === 'A' ? 'session' : 'caller' },
+    usage: { method: 'get', path: '/api-keys/:id/usage', tag: 'keys', summary: 'Daily requests and refusals of an own key, oldest first', query: usageQuery, ok: { status: 200, schema: s.usage }, problems: KEY_ROUTE },
+    adminUsage: { method: 'get', path: '/admin/api-keys/:id/usage', tag: 'admin', summary: "Daily requests and refusals of any user's key", query: usageQuery, ok: { status: 200, schema: s.usage }, problems: KEY_ROUTE, security: 'admin' },
+  } satisfies Record<string, Operation>;
+}
 
 /** Rotation and usage history of a key (CONTRACT 14); the policy decides who reaches them. */
-export function keyLifeRoutes({ rotation, usage }: KeyLifeRoutesDeps): Router<GatewayState> {
+export function keyLifeRoutes({ rotation, usage, variant }: KeyLifeRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
 
-  router.post('/api-keys/:id/rotate', async (ctx) => {
+  const ops = keyLifeOperations(variant);
+  serve(router, ops.rotate, async (ctx) => {
     const caller = requireUser(ctx);
     const id = idParam(ctx.params, 'API key');
     const { gracePeriodSeconds } = await parseBody(ctx, rotateBody);
@@ -34,14 +47,14 @@ export function keyLifeRoutes({ rotation, usage }: KeyLifeRoutesDeps): Router<Ga
     ctx.body = { ...key, key: plaintext };
   });
 
-  router.get('/api-keys/:id/usage', async (ctx) => {
+  serve(router, ops.usage, async (ctx) => {
     const caller = requireUser(ctx);
     const id = idParam(ctx.params, 'API key');
     const { days } = parseQuery(ctx, usageQuery);
     ctx.body = await usage.read(caller.user.id, id, days);
   });
 
-  router.get('/admin/api-keys/:id/usage', async (ctx) => {
+  serve(router, ops.adminUsage, async (ctx) => {
     requireSessionCaller(ctx);
     const id = idParam(ctx.params, 'API key');
     const { days } = parseQuery(ctx, usageQuery);

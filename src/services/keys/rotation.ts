@@ -1,4 +1,4 @@
-import type { Config } from '../../config.ts';
+import { keysOn, type Config } from '../../config.ts';
 import { type Pool, withTransaction } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
 import * as rotation from '../../store/rotation.ts';
@@ -38,8 +38,8 @@ export type RotationService = ReturnType<typeof createRotationService>;
 export function createRotationService({ pool, counters, config, clock, onKeyChanged }: RotationDeps) {
   return {
     async rotateKey(actor: Actor, keyId: string, gracePeriodSeconds: number, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string; previous: ApiKeyView }> {
-      const cfg = config.apiKeys;
-      if (!cfg.enabled) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
+      const cfg = keysOn(config);
+      if (!cfg) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
       const now = clock();
       const day = utcDayStart(now);
       const plaintext = generateKey(cfg.prefix);

@@ -1,4 +1,4 @@
-import type { Config } from '../../config.ts';
+import { keysOn, type Config } from '../../config.ts';
 import type { Pool } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
@@ -21,7 +21,7 @@ import { expiresSoon, expiryAtCreate, lifetimeBoundedExpiry, type ExpiryChoice }
 export interface KeyServiceDeps {
   pool: Pool;
   counters: CounterStore;
-  config: Pick<Config, 'apiKeys' | 'ai' | 'mcpServer' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
+  config: Pick<Config, 'apiKeys' | 'surface' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
   clock: Clock;
   /**
    * Called after commit when a key may have stopped working (revoke, update), so this instance's
@@ -100,10 +100,10 @@ export type KeyService = ReturnType<typeof createKeyService>;
 const FEATURE_OFF: Record<'ai' | 'mcpServer', string> = { ai: 'AI is turned off', mcpServer: 'The MCP server is turned off' };
 
 export function createKeyService({ pool, counters, config, clock, onKeyChanged, scopes }: KeyServiceDeps) {
-  const apiKeys = config.apiKeys;
-  const maxLifetimeDays = apiKeys.enabled ? apiKeys.maxLifetimeDays : undefined;
+  const apiKeys = keysOn(config);
+  const maxLifetimeDays = apiKeys?.maxLifetimeDays;
   const requireEnabled = () => {
-    if (!apiKeys.enabled) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
+    if (!apiKeys) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
     return apiKeys;
   };
 
@@ -125,7 +125,7 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged, 
 
   function grantOf(input: GrantInput): Permissions {
     const catalog = scopes();
-    const grant = resolveGrant(catalog, { ai: config.ai.enabled, mcpServer: config.mcpServer.enabled }, input);
+    const grant = resolveGrant(catalog, config.surface.features, input);
     if (grant.ok) return grant.permissions;
     if ('errors' in grant) {
       const first = grant.errors[0]!;

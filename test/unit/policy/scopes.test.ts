@@ -8,7 +8,7 @@ import { shippedPolicies } from './helpers.ts';
 
 const MODEL = readFileSync(join(shippedPolicies, 'model.conf'), 'utf8');
 const VARIANT_A = readFileSync(join(shippedPolicies, 'variant-a.csv'), 'utf8');
-const on = { ai: true, mcpServer: true };
+const on = { ai: true, mcp: true };
 
 describe('scopes.yaml', () => {
   describe('when the file is valid', () => {
@@ -46,13 +46,13 @@ describe('a create body against the declared scopes', () => {
   });
 
   it('names every mistake by its field before saying a feature is off', () => {
-    const r = resolveGrant(catalog, { ai: false, mcpServer: true }, { ai: true, permissions: { nope: ['x'], reports: [] } });
+    const r = resolveGrant(catalog, { ai: false, mcp: true }, { ai: true, permissions: { nope: ['x'], reports: [] } });
     expect(r.ok).to.equal(false);
     expect('errors' in r && r.errors.map((e) => e.path)).to.deep.equal(['permissions.nope', 'permissions.reports']);
   });
 
   it('a scope whose feature is off is refused as such', () => {
-    const r = resolveGrant(catalog, { ai: true, mcpServer: false }, { permissions: { mcp: ['access'] } });
+    const r = resolveGrant(catalog, { ai: true, mcp: false }, { permissions: { mcp: ['access'] } });
     expect('featureOff' in r && r.featureOff.name).to.equal('mcp');
   });
 
