@@ -23,8 +23,9 @@ const usages: Record<keyof typeof commands, string> = {
   explain: `keygate policy explain --subject session|key|anonymous [--permissions reports:read,ai] [--role admin]
                        --method M --path P [--variant A|B | --policy FILE] [--model FILE] [--scopes FILE] [--json]`,
   lint: 'keygate policy lint [FILES...] [--scopes FILE]   (a .csv policy, or a scopes .yaml file)',
-  diff: `keygate policy diff [OLD NEW] [--base REF] [--model FILE] [--old-scopes FILE] [--new-scopes FILE] [--json]
-  with no files, inside a git checkout: the working files against REF (default HEAD)`,
+  diff: `keygate policy diff [OLD NEW | FILE] [--base REF] [--model FILE] [--old-scopes FILE] [--new-scopes FILE] [--json]
+  without OLD NEW, inside a git checkout: the working policy (FILE, else the configured one), its model
+  and scopes against the same files at REF (default HEAD)`,
 };
 
 /** Every policy subcommand and its usage, the file-only ones and those that need the database. */
