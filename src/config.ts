@@ -7,7 +7,9 @@ import { parseHostPorts, type RedisSetting } from './store/redis.ts';
 
 // The only reader of process.env and keygate.yaml. Everything else is handed a Config.
 
-const positiveInt = z.number().int().positive();
+// One wording for every count in the file, whichever check failed (type, fraction or sign).
+const POSITIVE_INT = { error: 'expected a positive integer' };
+const positiveInt = z.number(POSITIVE_INT).int(POSITIVE_INT).positive(POSITIVE_INT);
 
 const apiKeysEnabledA = z
   .object({
@@ -184,11 +186,37 @@ export function defaultMcpTools(apiPrefix: string): McpToolConfig[] {
   ];
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.length ? issue.path.map(String).join('.') : '(root)';
+type Issue = z.core.$ZodIssue;
+
+// A literal field that did not match (`enabled: false` against `true`): the branch is not the one
+// the file meant, so its other complaints are noise.
+const missesDiscriminant = (i: Issue): boolean => i.code === 'invalid_value' && i.values.length === 1 && i.path.length === 1;
+
+/**
+ * The issue to report and its full path: inside a union, the branch whose discriminants match the
+ * input, and in it the issue deepest in the file, so `apiKeys.maxKeysPerUser: ten` names that field
+ * rather than the union. A union no branch of which matches is reported as itself.
+ */
+function deepestIssue(issue: Issue, base: readonly PropertyKey[] = []): { issue: Issue; path: PropertyKey[] } {
+  const path = [...base, ...issue.path];
+  if (issue.code !== 'invalid_union') return { issue, path };
+  const branch = issue.errors.find((b) => b.length > 0 && !b.some(missesDiscriminant));
+  if (!branch) return { issue, path };
+  const deepest = branch.map((i) => deepestIssue(i, path)).sort((a, b) => b.path.length - a.path.length);
+  return deepest[0]!;
+}
+
+function describeIssue(top: Issue): string {
+  const { issue, path: at } = deepestIssue(top);
+  const path = at.length ? at.map(String).join('.') : '(root)';
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((k) => (path === '(root)' ? k : `${path}.${k}`));
     return `${keys.join(', ')}: unknown key${keys.length > 1 ? 's' : ''}`;
+  }
+  // A discriminated union whose discriminant names no branch (`variant: C`).
+  if (issue.code === 'invalid_union' && issue.discriminator !== undefined && 'options' in issue && issue.options) {
+    const options = issue.options.filter((o) => o !== undefined && o !== null).map(String);
+    return `${path}: expected ${options.join(' or ')}`;
   }
   if (issue.code === 'invalid_union' && path.endsWith('apiKeys')) {
     return `${path}: expected { enabled: false } or { enabled: true, variant: A|B, ... } (Variant B takes only enabled, variant and prefix)`;

@@ -1,33 +1,45 @@
+// `keygate user …` and `keygate org …`: the operator's account commands, one table each, so the
+// usage `--help` prints and the dispatch cannot drift apart.
 import type { Config } from '../config.ts';
 import type { AccountService } from '../services/accounts.ts';
 import { AppError } from '../services/errors.ts';
-import { parseFlags, required, UsageError } from './args.ts';
+import { parseFlags, required, UsageError, type Usage } from './args.ts';
 
 interface Io { stdout(s: string): void; stderr(s: string): void }
+
+interface Ctx { accounts: AccountService; config: Config; io: Io }
+
+interface Subcommand extends Usage {
+  run(args: string[], ctx: Ctx): Promise<number>;
+}
 
 function knownPlan(config: Config, plan: string): string {
   if (!(plan in config.plans)) throw new UsageError(`plan "${plan}" is not defined in the configuration (plans: ${Object.keys(config.plans).join(', ')})`);
   return plan;
 }
 
-const USER_FLAGS = {
-  email: { type: 'string' },
-  password: { type: 'string' },
-  name: { type: 'string' },
-  admin: { type: 'boolean' },
-  plan: { type: 'string' },
-  role: { type: 'string' },
-} as const;
+const noUser = (email: string): never => {
+  throw new UsageError(`no user with e-mail ${email}`);
+};
 
-export async function runUserCommand(accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> {
-  const [sub, ...rest] = args;
-  const f = parseFlags(rest, USER_FLAGS);
-  const email = required(f, 'email');
-  const missing = () => {
-    throw new UsageError(`no user with e-mail ${email}`);
-  };
-  switch (sub) {
-    case 'create': {
+const banCommand = (ban: boolean): Subcommand => ({
+  usage: `keygate user ${ban ? 'ban' : 'unban'} --email E`,
+  async run(args, { accounts, io }) {
+    const email = required(parseFlags(args, { email: { type: 'string' } }), 'email');
+    const user = (await accounts.findUserByEmail(email)) ?? noUser(email);
+    // The same path as the admin route, so running gateways stop (or restart) the keys at once.
+    await accounts.setBanned(user.id, ban);
+    io.stdout(`${email} ${ban ? 'banned' : 'unbanned'}`);
+    return 0;
+  },
+});
+
+export const userCommands: Record<string, Subcommand> = {
+  create: {
+    usage: 'keygate user create --email E --password P [--name N] [--admin] [--plan P]',
+    async run(args, { accounts, config, io }) {
+      const f = parseFlags(args, { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, admin: { type: 'boolean' }, plan: { type: 'string' } });
+      const email = required(f, 'email');
       const password = required(f, 'password');
       const plan = f.plan !== undefined ? knownPlan(config, required(f, 'plan')) : null;
       try {
@@ -39,40 +51,73 @@ export async function runUserCommand(accounts: AccountService, config: Config, a
         throw e;
       }
       return 0;
-    }
-    case 'set-role': {
+    },
+  },
+  list: {
+    usage: 'keygate user list [--q PREFIX] [--json]\n  every user (oldest first), or those whose e-mail or name starts with PREFIX',
+    async run(args, { accounts, io }) {
+      const f = parseFlags(args, { q: { type: 'string' }, json: { type: 'boolean' } });
+      const rows = await accounts.listUsers(f.q ?? null);
+      const users = rows.map((u) => ({ id: u.id, email: u.email, name: u.name, role: u.role, plan: u.plan, banned: u.banned, created: u.createdAt.toISOString() }));
+      if (f.json) {
+        io.stdout(JSON.stringify({ users }));
+        return 0;
+      }
+      for (const u of users) io.stdout([u.id, u.email, u.role, u.plan ?? '-', u.banned ? 'banned' : 'active', u.created, JSON.stringify(u.name)].join('  '));
+      io.stdout(`${users.length} user${users.length === 1 ? '' : 's'}${f.q !== undefined ? ` starting with ${JSON.stringify(f.q)}` : ''}`);
+      return 0;
+    },
+  },
+  'set-role': {
+    usage: 'keygate user set-role --email E --role admin|user',
+    async run(args, { accounts, io }) {
+      const f = parseFlags(args, { email: { type: 'string' }, role: { type: 'string' } });
+      const email = required(f, 'email');
       const role = required(f, 'role');
       if (role !== 'admin' && role !== 'user') throw new UsageError('--role must be admin or user');
-      (await accounts.setRole(email, role)) ?? missing();
+      (await accounts.setRole(email, role)) ?? noUser(email);
       io.stdout(`${email} is now ${role}`);
       return 0;
-    }
-    case 'set-plan': {
+    },
+  },
+  'set-plan': {
+    usage: 'keygate user set-plan --email E --plan P',
+    async run(args, { accounts, config, io }) {
+      const f = parseFlags(args, { email: { type: 'string' }, plan: { type: 'string' } });
+      const email = required(f, 'email');
       const plan = knownPlan(config, required(f, 'plan'));
-      (await accounts.setPlan(email, plan)) ?? missing();
+      (await accounts.setPlan(email, plan)) ?? noUser(email);
       io.stdout(`${email} is now on plan ${plan}; keys created from now on get its quota`);
       return 0;
-    }
-    case 'ban':
-    case 'unban': {
-      const user = (await accounts.findUserByEmail(email)) ?? missing();
-      // The same path as the admin route, so running gateways stop (or restart) the keys at once.
-      await accounts.setBanned(user.id, sub === 'ban');
-      io.stdout(`${email} ${sub === 'ban' ? 'banned' : 'unbanned'}`);
+    },
+  },
+  ban: banCommand(true),
+  unban: banCommand(false),
+};
+
+export const orgCommands: Record<string, Subcommand> = {
+  'set-plan': {
+    usage: 'keygate org set-plan --slug S --plan P',
+    async run(args, { accounts, config, io }) {
+      const f = parseFlags(args, { slug: { type: 'string' }, plan: { type: 'string' } });
+      const slug = required(f, 'slug');
+      const org = await accounts.setOrganizationPlan(slug, knownPlan(config, required(f, 'plan')));
+      if (!org) throw new UsageError(`no organization with slug ${slug}`);
+      io.stdout(`${slug} is now on plan ${org.plan}`);
       return 0;
-    }
-    default:
-      throw new UsageError('usage: keygate user create|set-role|set-plan|ban|unban --email E ...');
-  }
+    },
+  },
+};
+
+/** Every usage of a table, one per line, as `keygate user --help` prints them. */
+export const usageOf = (table: Record<string, Usage>): string => `usage:\n${Object.values(table).map((c) => `  ${c.usage.split('\n')[0]}`).join('\n')}`;
+
+async function dispatch(table: Record<string, Subcommand>, args: string[], ctx: Ctx): Promise<number> {
+  const [sub = '', ...rest] = args;
+  const command = Object.hasOwn(table, sub) ? table[sub] : undefined;
+  if (!command) throw new UsageError(`${sub ? `unknown subcommand "${sub}"\n` : ''}${usageOf(table)}`);
+  return command.run(rest, ctx);
 }
 
-export async function runOrgCommand(accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub !== 'set-plan') throw new UsageError('usage: keygate org set-plan --slug S --plan P');
-  const f = parseFlags(rest, { slug: { type: 'string' }, plan: { type: 'string' } });
-  const slug = required(f, 'slug');
-  const org = await accounts.setOrganizationPlan(slug, knownPlan(config, required(f, 'plan')));
-  if (!org) throw new UsageError(`no organization with slug ${slug}`);
-  io.stdout(`${slug} is now on plan ${org.plan}`);
-  return 0;
-}
+export const runUserCommand = (accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> => dispatch(userCommands, args, { accounts, config, io });
+export const runOrgCommand = (accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> => dispatch(orgCommands, args, { accounts, config, io });

@@ -19,3 +19,34 @@ export function required(values: Record<string, unknown>, name: string): string 
   if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
   return v;
 }
+
+/**
+ * `--help` or `-h` anywhere before a `--`: the command prints its usage and does nothing else. Read
+ * with parseArgs' own tokens, loosely, so the command's other flags do not matter here.
+ */
+export function wantsHelp(args: readonly string[]): boolean {
+  const { tokens } = parseArgs({ args: [...args], options: { help: { type: 'boolean', short: 'h' } }, strict: false, allowPositionals: true, tokens: true });
+  return tokens.some((t) => t.kind === 'option' && t.name === 'help');
+}
+
+/**
+ * The arguments without `--config FILE` (or `--config=FILE`): the configuration is read once by
+ * the entry, and no subcommand takes the flag.
+ */
+export function withoutConfigFlag(args: readonly string[]): string[] {
+  const { tokens } = parseArgs({ args: [...args], options: { config: { type: 'string' } }, strict: false, allowPositionals: true, tokens: true });
+  const drop = new Set<number>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name !== 'config') continue;
+    drop.add(t.index);
+    if (!t.inlineValue && t.value !== undefined) drop.add(t.index + 1);
+  }
+  return args.filter((_, i) => !drop.has(i));
+}
+
+/** A command's usage, printed by `--help`/`-h` and after a usage mistake. */
+export interface Usage {
+  usage: string;
+  /** Its subcommands, when it has some: each answers `--help` with its own usage. */
+  subcommands?: Record<string, Usage>;
+}

@@ -132,6 +132,11 @@ export function createAccountService({ pool, clock, sessionTtlDays, onUserChange
       return userRecord(row);
     },
 
+    /** For the operator (CLI `user list`): every user, or those whose e-mail or name starts with `prefix`. */
+    async listUsers(prefix: string | null): Promise<(UserRecord & { createdAt: Date })[]> {
+      return (await users.listUsers(pool, prefix)).map((u) => ({ ...userRecord(u), createdAt: u.created_at }));
+    },
+
     async findUserByEmail(email: string): Promise<UserRecord | null> {
       const row = await users.findUserByEmail(pool, email);
       return row ? userRecord(row) : null;

@@ -1,4 +1,4 @@
-import type { Pool, Client } from './db.ts';
+import type { Client, Queryable } from './db.ts';
 import { PolicyLoadError } from '../policy/engine.ts';
 import { describeProblems, parsePolicyRows, ruleToCsvRow, type PolicyRule } from '../policy/rules.ts';
 
@@ -13,7 +13,7 @@ import { describeProblems, parsePolicyRows, ruleToCsvRow, type PolicyRule } from
  * name a different one of two matching deny lines than the file does (and so word its 403 and
  * requiredPermission differently). The rows stay in the adapter's format.
  */
-export async function readStoredRules(pool: Pool, _modelText?: string): Promise<PolicyRule[]> {
+export async function readStoredRules(pool: Queryable, _modelText?: string): Promise<PolicyRule[]> {
   const { rows } = await pool.query<{ ptype: string; rule: string[] }>('SELECT ptype, rule FROM casbin ORDER BY id');
   const parsed = parsePolicyRows(rows.map((r) => [r.ptype, ...r.rule]));
   if (parsed.problems.length) throw new PolicyLoadError(`the stored policy has malformed lines:\n${describeProblems(parsed.problems, 'database')}`);

@@ -60,6 +60,15 @@ export async function insertVersion(db: Queryable, v: Omit<VersionRow, 'version'
   return rows[0]!.version;
 }
 
+/** Version 0: what the store was seeded with, kept at the first apply. Callers hold the policy lock. */
+export async function insertSeedVersion(db: Queryable, v: Omit<VersionRow, 'version'>): Promise<void> {
+  await db.query(
+    `INSERT INTO policy_versions (version, sha256, model_text, policy_text, scopes_text, applied_at, applied_by, message)
+     VALUES (0, $1, $2, $3, $4, $5, $6, $7) ON CONFLICT (version) DO NOTHING`,
+    [v.sha256, v.modelText, v.policyText, v.scopesText, v.appliedAt, v.appliedBy, v.message],
+  );
+}
+
 export async function findCandidate(db: Queryable): Promise<CandidateRow | null> {
   const { rows } = await db.query<CandidateRow>(`SELECT ${CANDIDATE_COLUMNS} FROM policy_shadow`);
   return rows[0] ?? null;

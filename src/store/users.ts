@@ -50,3 +50,14 @@ export async function deleteUser(db: Queryable, id: string): Promise<boolean> {
   const r = await db.query('DELETE FROM users WHERE id = $1', [id]);
   return r.rowCount === 1;
 }
+
+/** Users oldest first; with a prefix, those whose e-mail or name starts with it (any case). */
+export async function listUsers(db: Queryable, prefix: string | null): Promise<UserRow[]> {
+  const { rows } = await db.query<UserRow>(
+    `SELECT ${COLUMNS} FROM users
+     WHERE $1::text IS NULL OR starts_with(lower(email), lower($1)) OR starts_with(lower(name), lower($1))
+     ORDER BY created_at, email`,
+    [prefix],
+  );
+  return rows;
+}

@@ -6,6 +6,7 @@ import { safetyChecks } from './checks.ts';
 import { CliError, display, type LoadedPolicy } from './common.ts';
 import { printDiff } from './diff.ts';
 import { readTexts, sayOutcome, type Lifecycle } from './lifecycle.ts';
+import { reportFleet, settledFleet, waitSeconds } from './history.ts';
 
 /** The policy the store holds now, as an engine `policy diff` can compare. */
 async function livePolicy(lc: Lifecycle): Promise<{ loaded: LoadedPolicy; version: number; sha256: string | null }> {
@@ -38,8 +39,11 @@ export async function applyCommand(args: string[], lc: Lifecycle): Promise<numbe
       force: { type: 'boolean', default: false },
       by: { type: 'string' },
       message: { type: 'string', default: '' },
+      wait: { type: 'string' },
     },
   });
+  const waitS = waitSeconds(values.wait);
+  if (waitS !== null && (values['dry-run'] || values.shadow)) throw new CliError('--wait waits for the fleet to load a new live version; --dry-run and --shadow make none');
   if (positionals.length > 1) throw new CliError('usage: keygate policy apply [POLICY_FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT]');
   if (values['dry-run'] && values.shadow) throw new CliError('--dry-run and --shadow do not go together: a dry run writes nothing');
   if (values['dry-run'] && values.force) throw new CliError('--dry-run runs the checks; --force would skip them');
@@ -60,5 +64,7 @@ export async function applyCommand(args: string[], lc: Lifecycle): Promise<numbe
     return 0;
   }
   sayOutcome(lc.io, await lc.versions.apply(texts, who, display(lc.io, policyPath)), `applied ${display(lc.io, policyPath)}`);
+  // --wait: the apply stands either way; the exit code says whether the fleet caught up in time.
+  if (waitS !== null) return reportFleet(lc, await settledFleet(lc, waitS), false, waitS);
   return 0;
 }

@@ -7,7 +7,8 @@ import { pathGlobs } from '../../policy/patterns.ts';
 import { formatRule } from '../../policy/rules.ts';
 import { examplePath, forwardedExamples, gatewayRoutes, routeMethods } from '../../policy/routes.ts';
 import type { Scope, ScopeCatalog } from '../../policy/scopes.ts';
-import { CliError, display, listFiles, policiesDir, policyLoader, standardSubjects, subjectLabel, type CliIo, type LoadedPolicy } from './common.ts';
+import { CliError, defaultModelFor, defaultScopesFor, display, listFiles, policiesDir, policyLoader, standardSubjects, subjectLabel, variantFile, type CliIo, type LoadedPolicy } from './common.ts';
+import { gitSides, gitTopLevel } from './git-base.ts';
 import { loadSuite } from './suite.ts';
 
 interface Request {
@@ -92,36 +93,73 @@ function scopeChanges(oldS: ScopeCatalog, newS: ScopeCatalog): string[] {
   return out;
 }
 
+const USAGE = 'usage: keygate policy diff [OLD NEW | FILE] [--base REF] [--model FILE] [--old-scopes FILE] [--new-scopes FILE] [--json]';
+
 export async function diffCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { model: { type: 'string' }, 'old-scopes': { type: 'string' }, 'new-scopes': { type: 'string' } },
+    options: { model: { type: 'string' }, 'old-scopes': { type: 'string' }, 'new-scopes': { type: 'string' }, base: { type: 'string' }, json: { type: 'boolean', default: false } },
   });
-  const [oldFile, newFile, ...extra] = positionals;
-  if (!oldFile || !newFile || extra.length > 0) throw new CliError('usage: keygate policy diff OLD NEW [--model FILE] [--old-scopes FILE] [--new-scopes FILE]');
+  if (positionals.length > 2) throw new CliError(USAGE);
   const model = values.model ? resolve(io.cwd, values.model) : undefined;
   const scopesOf = (f: string | undefined) => (f ? resolve(io.cwd, f) : undefined);
-  const load = policyLoader(io);
-  const [oldP, newP] = await Promise.all([
-    load(resolve(io.cwd, oldFile), model, scopesOf(values['old-scopes'])),
-    load(resolve(io.cwd, newFile), model, scopesOf(values['new-scopes'])),
-  ]);
-
+  let oldP: LoadedPolicy;
+  let newP: LoadedPolicy;
+  if (positionals.length === 2) {
+    if (values.base) throw new CliError(`--base compares one working policy with a commit; give FILE or nothing, not OLD NEW\n${USAGE}`);
+    const load = policyLoader(io);
+    [oldP, newP] = await Promise.all([
+      load(resolve(io.cwd, positionals[0]!), model, scopesOf(values['old-scopes'])),
+      load(resolve(io.cwd, positionals[1]!), model, scopesOf(values['new-scopes'])),
+    ]);
+  } else {
+    // No pair named: the working files against a commit, in a git checkout.
+    const top = await gitTopLevel(io.cwd);
+    if (!top) throw new CliError(`not inside a git checkout: name the two policies to compare, keygate policy diff OLD NEW (with --model FILE, --old-scopes FILE, --new-scopes FILE where they are not beside the policies)`);
+    if (values['old-scopes']) throw new CliError('--old-scopes: against git, the old scopes are the scopes file at --base');
+    const policy = positionals[0] ? resolve(io.cwd, positionals[0]) : (io.policy?.file ?? variantFile(policiesDir(io.cwd), 'A'));
+    const configured = io.policy && io.policy.file === policy ? io.policy : undefined;
+    const files = {
+      policy,
+      model: model ?? configured?.model ?? defaultModelFor(policy),
+      scopes: scopesOf(values['new-scopes']) ?? configured?.scopes ?? defaultScopesFor(policy),
+    };
+    ({ oldP, newP } = await gitSides(io, top, values.base ?? 'HEAD', files));
+  }
+  if (values.json) {
+    const diff = await computeDiff(io, oldP, newP);
+    io.stdout(`${JSON.stringify({ old: display(io, oldP.policyPath), new: display(io, newP.policyPath), ...diff })}\n`);
+    return 0;
+  }
+  if (positionals.length < 2) io.stdout(`comparing ${display(io, newP.policyPath)} with ${display(io, oldP.policyPath)}\n`);
   await printDiff(io, oldP, newP);
   return 0;
 }
 
-/** The scopes, lines and decisions that differ between two policies, as `policy diff` prints them. */
-export async function printDiff(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolicy): Promise<void> {
-  const scopes = scopeChanges(oldP.engine.scopes, newP.engine.scopes);
-  if (scopes.length > 0) io.stdout(`scopes:\n${scopes.map((l) => `  ${l}\n`).join('')}`);
-  const lines = lineChanges(io, oldP, newP);
-  if (lines.length > 0) io.stdout(`lines:\n${lines.map((l) => `  ${l}\n`).join('')}`);
-  const subjects = standardSubjects(oldP.engine.scopes, newP.engine.scopes);
+export interface DecisionChange {
+  request: string;
+  /** The subjects whose decision changes this way, as `policy explain` labels them. */
+  subjects: string[];
+  before: string;
+  after: string;
+}
 
-  // One output line per request and change; the subjects that share a change are listed together.
-  const changes = new Map<string, { request: string; what: string; subjects: string[] }>();
+export interface PolicyDiff {
+  scopes: string[];
+  lines: string[];
+  decisions: DecisionChange[];
+  /** How many decisions change, and over how many requests and subjects. */
+  changed: number;
+  requests: number;
+  subjects: number;
+}
+
+/** The scopes, lines and decisions that differ between two policies. */
+export async function computeDiff(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolicy): Promise<PolicyDiff> {
+  const subjects = standardSubjects(oldP.engine.scopes, newP.engine.scopes);
+  // One entry per request and change; the subjects that share a change are listed together.
+  const changes = new Map<string, DecisionChange>();
   const reqs = await requests(io, [oldP.engine, newP.engine]);
   for (const r of reqs) {
     for (const s of subjects) {
@@ -129,14 +167,29 @@ export async function printDiff(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolic
       const after = newP.engine.decide(s, r.method, r.path);
       if (before.allowed === after.allowed) continue;
       const request = `${r.method} ${r.path}`;
-      const what = `${outcome(before)} -> ${outcome(after)}`;
-      const entry = changes.get(`${request}\n${what}`) ?? { request, what, subjects: [] };
+      const key = `${request}\n${outcome(before)}\n${outcome(after)}`;
+      const entry = changes.get(key) ?? { request, subjects: [], before: outcome(before), after: outcome(after) };
       entry.subjects.push(subjectLabel(s));
-      changes.set(`${request}\n${what}`, entry);
+      changes.set(key, entry);
     }
   }
-  if (changes.size > 0) io.stdout('decisions:\n');
-  for (const c of changes.values()) io.stdout(`  ${c.request}  ${c.subjects.join(', ')}: ${c.what}\n`);
-  const count = [...changes.values()].reduce((n, c) => n + c.subjects.length, 0);
-  io.stdout(`${count} decision${count === 1 ? '' : 's'} change over ${reqs.length} requests x ${subjects.length} subjects\n`);
+  const decisions = [...changes.values()];
+  return {
+    scopes: scopeChanges(oldP.engine.scopes, newP.engine.scopes),
+    lines: lineChanges(io, oldP, newP),
+    decisions,
+    changed: decisions.reduce((n, c) => n + c.subjects.length, 0),
+    requests: reqs.length,
+    subjects: subjects.length,
+  };
+}
+
+/** The scopes, lines and decisions that differ between two policies, as `policy diff` prints them. */
+export async function printDiff(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolicy): Promise<void> {
+  const d = await computeDiff(io, oldP, newP);
+  if (d.scopes.length > 0) io.stdout(`scopes:\n${d.scopes.map((l) => `  ${l}\n`).join('')}`);
+  if (d.lines.length > 0) io.stdout(`lines:\n${d.lines.map((l) => `  ${l}\n`).join('')}`);
+  if (d.decisions.length > 0) io.stdout('decisions:\n');
+  for (const c of d.decisions) io.stdout(`  ${c.request}  ${c.subjects.join(', ')}: ${c.before} -> ${c.after}\n`);
+  io.stdout(`${d.changed} decision${d.changed === 1 ? '' : 's'} change over ${d.requests} requests x ${d.subjects} subjects\n`);
 }

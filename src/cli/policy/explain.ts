@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../../config.ts';
 import type { PolicySubject } from '../../policy/engine.ts';
-import { formatRule } from '../../policy/rules.ts';
+import { formatRule, type PolicyRule } from '../../policy/rules.ts';
 import { permissionsFromNames, type ScopeCatalog } from '../../policy/scopes.ts';
 import { explain } from '../../services/policy/index.ts';
 import { CliError, declaredPermissions, display, policiesDir, policyLoader, subjectLabel, variantFile, type CliIo } from './common.ts';
@@ -55,6 +55,7 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
       model: { type: 'string' },
       scopes: { type: 'string' },
       config: { type: 'string' },
+      json: { type: 'boolean', default: false },
     },
   });
   if (!values.method || !values.path) throw new CliError('--method and --path are required');
@@ -67,6 +68,20 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
   const subject = subjectFrom(values.subject, values.permissions, values.role, engine.scopes);
   const file = display(io, policyPath);
   const { decision: d, decidedBy, alsoMatched } = explain(engine, subject, method, path);
+  if (values.json) {
+    const line = (r: PolicyRule) => ({ id: r.id, line: r.line, text: formatRule(r) });
+    io.stdout(`${JSON.stringify({
+      subject: { kind: subject.kind, permissions: subject.permissions, role: subject.role },
+      method,
+      path,
+      policy: file,
+      decision: d.allowed ? 'allow' : 'deny',
+      decidedBy: decidedBy ? line(decidedBy) : null,
+      requiredPermission: !d.allowed && subject.kind === 'key' ? (d.requiredPermission ?? null) : null,
+      alsoMatched: alsoMatched.map(line),
+    })}\n`);
+    return 0;
+  }
 
   io.stdout(`${subjectLabel(subject)} ${method} ${path} (policy ${file})\n`);
   io.stdout(`decision: ${d.allowed ? 'allow' : 'deny'}\n`);

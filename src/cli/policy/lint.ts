@@ -8,6 +8,7 @@ import { parsePolicy, type PolicyRule } from '../../policy/rules.ts';
 import { examplePath, forwardedExamples, gatewayRoutes } from '../../policy/routes.ts';
 import { CliError, defaultModelFor, defaultScopesFor, display, listFiles, policiesDir, resolveAll, type CliIo } from './common.ts';
 import { routeFindings } from './route-coverage.ts';
+import { kindOf, lintSuite, policiesBeside } from './lint-kinds.ts';
 
 export interface Finding {
   line: number;
@@ -234,14 +235,30 @@ export async function lintCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { scopes: { type: 'string' } } });
   // Run by `keygate`, the configured files are the default (CONTRACT 13); called bare, every file in policies/.
   const configured = io.policy && positionals.length === 0 ? io.policy : undefined;
-  const files = positionals.length > 0 ? resolveAll(io, positionals) : configured ? [configured.file] : await listFiles(policiesDir(io.cwd), ['.csv']);
-  if (files.length === 0) throw new CliError('no policy files found (policies/*.csv)');
   let total = 0;
+  // Named files are checked as what they are: a scopes file with the policies beside it, a suite by loading it.
+  const files: string[] = [];
+  let others = 0;
+  let scopesFile = values.scopes ? resolveAll(io, [values.scopes])[0]! : undefined;
+  for (const f of resolveAll(io, positionals)) {
+    const kind = await kindOf(io, f);
+    if (kind === 'policy') files.push(f);
+    else if (kind === 'suite') {
+      total += await lintSuite(io, f);
+      others += 1;
+    } else {
+      scopesFile = f;
+      others += 1;
+      files.push(...(await policiesBeside(f)).filter((p) => !files.includes(p)));
+    }
+  }
+  if (positionals.length === 0) files.push(...(configured ? [configured.file] : await listFiles(policiesDir(io.cwd), ['.csv'])));
+  if (files.length === 0 && positionals.length === 0) throw new CliError('no policy files found (policies/*.csv)');
   let warnings = 0;
   // Each scopes file once, with the scopes every policy read with it names between them.
   const scopeFiles = new Map<string, ScopesLint & { used: Set<string> }>();
   for (const f of files) {
-    const scopesPath = values.scopes ? resolveAll(io, [values.scopes])[0]! : configured?.scopes ?? defaultScopesFor(f);
+    const scopesPath = scopesFile ?? configured?.scopes ?? defaultScopesFor(f);
     let scopes = scopeFiles.get(scopesPath);
     if (!scopes) {
       scopes = { ...(await lintScopes(io, scopesPath)), used: new Set<string>() };
@@ -254,6 +271,12 @@ export async function lintCommand(args: string[], io: CliIo): Promise<number> {
     // Line 0 marks a finding about the file as a whole (a route no line decides).
     for (const x of findings) io.stdout(`${display(io, f)}${x.line > 0 ? `:${x.line}` : ''}: ${x.message}\n`);
   }
+  // A scopes file with no policy beside it is still checked on its own.
+  if (scopesFile && !scopeFiles.has(scopesFile)) {
+    const alone = await lintScopes(io, scopesFile);
+    total += alone.findings.length;
+    for (const x of alone.findings) io.stdout(`${x}\n`);
+  }
   for (const [path, { catalog, used }] of scopeFiles) {
     if (!catalog) continue;
     const lines = scopeLines(catalog.text);
@@ -262,6 +285,6 @@ export async function lintCommand(args: string[], io: CliIo): Promise<number> {
       io.stdout(`${display(io, path)}:${lines.get(s.name) ?? 1}: warning: scope ${s.name} is declared but no policy line names it (perm:${s.name}), so holding it changes nothing\n`);
     }
   }
-  io.stdout(`${total} finding${total === 1 ? '' : 's'}${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''} in ${files.length} file${files.length === 1 ? '' : 's'}\n`);
+  io.stdout(`${total} finding${total === 1 ? '' : 's'}${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''} in ${files.length + others} file${files.length + others === 1 ? '' : 's'}\n`);
   return total === 0 ? 0 : 1;
 }

@@ -5,14 +5,19 @@ import { safetyChecks } from './checks.ts';
 import { CliError } from './common.ts';
 import { sayOutcome, type Lifecycle } from './lifecycle.ts';
 
-async function report(lc: Lifecycle): Promise<number> {
+async function report(lc: Lifecycle, json: boolean): Promise<number> {
   const c = await lc.shadow.candidate();
+  const rows = c ? await lc.shadow.divergences(c.id) : [];
+  if (json) {
+    const candidate = c ? { id: c.id, sha256: c.sha256, createdAt: c.createdAt.toISOString(), createdBy: c.createdBy, message: c.message } : null;
+    lc.io.stdout(`${JSON.stringify({ candidate, divergences: rows })}\n`);
+    return 0;
+  }
   if (!c) {
     lc.io.stdout('no candidate policy; store one with `keygate policy apply --shadow`\n');
     return 0;
   }
   lc.io.stdout(`candidate ${c.id} ${c.sha256.slice(0, 12)} stored ${c.createdAt.toISOString()} by ${c.createdBy}${c.message ? `: ${c.message}` : ''}\n`);
-  const rows = await lc.shadow.divergences(c.id);
   if (rows.length === 0) lc.io.stdout('no divergence counted yet (instances add their counts every 5 s)\n');
   for (const d of rows) {
     const e = d.example;
@@ -28,10 +33,10 @@ async function off(lc: Lifecycle): Promise<number> {
 }
 
 export async function shadowCommand(args: string[], lc: Lifecycle): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   const [sub, ...extra] = positionals;
-  if (extra.length > 0 || (sub !== 'report' && sub !== 'off')) throw new CliError('usage: keygate policy shadow report|off');
-  return sub === 'report' ? report(lc) : off(lc);
+  if (extra.length > 0 || (sub !== 'report' && sub !== 'off') || (sub === 'off' && values.json)) throw new CliError('usage: keygate policy shadow report [--json] | off');
+  return sub === 'report' ? report(lc, values.json) : off(lc);
 }
 
 export async function promoteCommand(args: string[], lc: Lifecycle): Promise<number> {

@@ -52,12 +52,14 @@ function reportCoverage(io: CliIo, coverage: Iterable<Coverage>, min: number | n
   return ok;
 }
 
-export async function testCommand(args: string[], io: CliIo): Promise<number> {
+export async function testCommand(args: string[], given: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { junit: { type: 'string' }, coverage: { type: 'boolean', default: false }, 'min-coverage': { type: 'string' } },
+    options: { junit: { type: 'string' }, coverage: { type: 'boolean', default: false }, 'min-coverage': { type: 'string' }, json: { type: 'boolean', default: false } },
   });
+  // --json: the lines below stay unprinted; one document says it all at the end.
+  const io: CliIo = values.json ? { ...given, stdout: () => {} } : given;
   const min = values['min-coverage'] === undefined ? null : Number(values['min-coverage']);
   if (min !== null && !(min >= 0 && min <= 100)) throw new CliError('--min-coverage takes a percentage between 0 and 100');
   const suitesDir = io.policy ? join(dirname(io.policy.file), 'tests') : join(policiesDir(io.cwd), 'tests');
@@ -104,14 +106,35 @@ export async function testCommand(args: string[], io: CliIo): Promise<number> {
   }
 
   let routesOk = true;
+  const routes: string[] = [];
   for (const { loaded } of coverage.values()) {
     for (const f of routeFindings(loaded.engine)) {
       routesOk = false;
-      io.stdout(`ROUTE ${display(io, loaded.policyPath)}${f.line === null ? '' : `:${f.line}`}: ${f.message}\n`);
+      routes.push(`${display(io, loaded.policyPath)}${f.line === null ? '' : `:${f.line}`}: ${f.message}`);
+      io.stdout(`ROUTE ${routes.at(-1)}\n`);
     }
   }
   io.stdout(`${passed} passed, ${failed} failed\n`);
   const coverageOk = wantCoverage ? reportCoverage(io, coverage.values(), min) : true;
   if (values.junit) await writeFile(resolve(io.cwd, values.junit), junitXml(junit));
-  return failed === 0 && routesOk && coverageOk ? 0 : 1;
+  const ok = failed === 0 && routesOk && coverageOk;
+  if (values.json) given.stdout(`${JSON.stringify(testReport(given, { ok, passed, failed, junit, routes, coverage: wantCoverage ? [...coverage.values()] : null }))}\n`);
+  return ok ? 0 : 1;
+}
+
+/** `policy test --json`: the counts, each suite's cases, the route findings and the coverage asked for. */
+function testReport(io: CliIo, r: { ok: boolean; passed: number; failed: number; junit: JunitSuite[]; routes: string[]; coverage: Coverage[] | null }) {
+  return {
+    ok: r.ok,
+    passed: r.passed,
+    failed: r.failed,
+    routes: r.routes,
+    suites: r.junit.map((s) => ({ file: s.name, error: s.error, cases: s.cases.map((c) => ({ name: c.name, file: c.file, line: c.line, ok: c.failure === null, failure: c.failure })) })),
+    coverage: r.coverage?.map(({ loaded, exercised }) => ({
+      policy: display(io, loaded.policyPath),
+      lines: loaded.engine.rules.length,
+      exercised: loaded.engine.rules.filter((x) => exercised.has(x.id)).length,
+      missed: loaded.engine.rules.filter((x) => !exercised.has(x.id)).map((x) => x.id),
+    })) ?? null,
+  };
 }

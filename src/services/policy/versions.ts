@@ -1,10 +1,11 @@
 // The policy's record: each apply a numbered version of the model, policy and scopes texts;
 // rollback and promote add versions, so the record is never rewritten.
 import { withTransaction, type Client, type Pool } from '../../store/db.ts';
-import { lockPolicy, readStoredRules, replaceRules } from '../../store/casbin.ts';
+import { countRules, lockPolicy, readStoredRules, replaceRules } from '../../store/casbin.ts';
 import { signal } from '../../store/notify.ts';
-import { findLiveVersion, findVersion, insertVersion, listVersions, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
-import { checkBundle, sourceNamed, type PolicyBundle, type PolicyTexts } from '../../policy/bundle.ts';
+import { findLiveVersion, findVersion, insertSeedVersion, insertVersion, listVersions, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
+import { checkBundle, policySha256, sourceNamed, type PolicyBundle, type PolicyTexts } from '../../policy/bundle.ts';
+import { formatRule } from '../../policy/rules.ts';
 import { createPolicyEngineFromRules, type PolicyEngine } from '../../policy/engine.ts';
 import { parseScopes } from '../../policy/scopes.ts';
 import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
@@ -51,9 +52,30 @@ export async function storeVersion(tx: Client, bundle: PolicyBundle, who: Author
   await lockPolicy(tx);
   const live = await findLiveVersion(tx);
   if (live && live.sha256 === sha256) return { status: 'already-live', version: live.version };
+  if (!live) await keepSeedAsVersionZero(tx, texts.model, clock);
   const version = await insertVersion(tx, { sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: who.by, message: who.message });
   await writeLive(tx, bundle);
   return { status: 'applied', version, rules: bundle.rules.length, scopes: bundle.engine.scopes.list.length };
+}
+
+export const SEED_MESSAGE = 'seeded from files at first start';
+
+/**
+ * Before the first version replaces them, the lines and scopes a gateway seeded from its files
+ * become version 0, so `policy rollback 0` returns to them. The seed stored no text of its own:
+ * the policy text is written back from the stored lines (the file's comments are gone, the lines
+ * and their order are not), and the model is the one this apply brings, which the gateways read
+ * the seeded lines with when it is the configured file, as it is unless --model says otherwise.
+ */
+async function keepSeedAsVersionZero(tx: Client, modelText: string, clock: Clock): Promise<void> {
+  if ((await countRules(tx)) === 0) return;
+  const [rules, scopes] = await Promise.all([readStoredRules(tx), readScopesText(tx)]);
+  const texts: PolicyTexts = {
+    model: modelText,
+    policy: `# ${SEED_MESSAGE}: the lines the store held before version 1\n${rules.map((r) => `${formatRule(r)}\n`).join('')}`,
+    scopes: scopes ?? '',
+  };
+  await insertSeedVersion(tx, { sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: 'keygate', message: SEED_MESSAGE });
 }
 
 /**

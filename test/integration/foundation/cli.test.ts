@@ -90,6 +90,22 @@ describe('npx keygate (the CLI)', function () {
     expect((await keygate('org', 'set-plan', '--slug', 'nope', '--plan', 'pro')).code).to.equal(1);
   });
 
+  it('user list prints every user, or those starting with --q, as lines or as one JSON document', async () => {
+    expect((await keygate('user', 'create', '--email', 'Lister@Example.test', '--password', 'a long password', '--name', 'Lister One', '--plan', 'pro')).code).to.equal(0);
+    const all = await keygate('user', 'list');
+    expect(all.code, all.stderr).to.equal(0);
+    expect(all.stdout).to.match(/^\S+ {2}Lister@Example\.test {2}user {2}pro {2}active {2}\S+Z {2}"Lister One"$/m);
+    expect(all.stdout).to.match(/^\d+ users\n$/m);
+    const json = await keygate('user', 'list', '--q', 'LISTER', '--json');
+    expect(json.code).to.equal(0);
+    const { users } = JSON.parse(json.stdout) as { users: Record<string, unknown>[] };
+    expect(users).to.have.length(1);
+    expect(users[0]).to.have.keys('id', 'email', 'name', 'role', 'plan', 'banned', 'created');
+    expect(users[0]).to.include({ email: 'Lister@Example.test', name: 'Lister One', role: 'user', plan: 'pro', banned: false });
+    // A LIKE wildcard in the prefix is a character, not a pattern.
+    expect(JSON.parse((await keygate('user', 'list', '--q', '%', '--json')).stdout).users).to.deep.equal([]);
+  });
+
   it('an unknown command exits 1', async () => {
     const res = await keygate('frobnicate');
     expect(res.code).to.equal(1);

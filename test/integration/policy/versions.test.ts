@@ -18,7 +18,8 @@ describe('policy versions', () => {
   let files: Awaited<ReturnType<typeof policyCopy>>;
   let config: Config;
   const cli = (...args: string[]) => policyCli(pool, config, args);
-  const versions = async () => (await pool.query<{ version: number; message: string; applied_by: string }>('SELECT version, message, applied_by FROM policy_versions ORDER BY version')).rows;
+  // The numbered versions applies made; version 0 (the seed, kept by the first apply) is tested on its own.
+  const versions = async () => (await pool.query<{ version: number; message: string; applied_by: string }>('SELECT version, message, applied_by FROM policy_versions WHERE version > 0 ORDER BY version')).rows;
   const storedRules = async () => (await pool.query('SELECT rule FROM casbin ORDER BY id')).rows;
 
   beforeEach(async () => {
@@ -66,7 +67,8 @@ describe('policy versions', () => {
       expect(r.out).to.include('rolled back to version 1 as version 3');
       expect(await storedRules()).to.have.length(closed.length - 1);
       const lines = (await cli('history')).out.trimEnd().split('\n');
-      expect(lines).to.have.length(3);
+      expect(lines).to.have.length(4);
+      expect(lines[3]).to.match(/^ {2}0 [0-9a-f]{12} \S+ keygate seeded from files at first start$/);
       expect(lines[0]).to.match(/^\* 3 [0-9a-f]{12} \d{4}-\d\d-\d\dT[\d:.]+Z tester rollback to 1$/);
       expect(lines[1]).to.match(/^ {2}2 [0-9a-f]{12} \S+ ops close projects$/);
       expect(lines[2]).to.match(/^ {2}1 [0-9a-f]{12} \S+ tester open$/);

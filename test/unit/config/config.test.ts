@@ -62,6 +62,14 @@ describe('configuration', () => {
       ['a key cache size in words', { keyCache: { maxBytes: '32MB' } }, /^keyCache\.maxBytes: /],
       ['an unknown key cache field', { keyCache: { entries: 10 } }, /^keyCache\.entries: unknown key/],
       ['a tool without a path', { mcpServer: { tools: [{ name: 't', method: 'GET' }] } }, /^mcpServer\.tools\.0\.path: /],
+      // Inside the apiKeys union: the branch the discriminants pick, and its deepest field.
+      ['a word for maxKeysPerUser', { apiKeys: { maxKeysPerUser: 'ten' } }, /^apiKeys\.maxKeysPerUser: expected a positive integer$/],
+      ['a word for maxKeysPerUser under variant A', { apiKeys: { enabled: true, variant: 'A', maxKeysPerUser: 'ten' } }, /^apiKeys\.maxKeysPerUser: expected a positive integer$/],
+      ['a fractional maxCreatesPerDay', { apiKeys: { maxCreatesPerDay: 2.5 } }, /^apiKeys\.maxCreatesPerDay: expected a positive integer$/],
+      ['a zero maxLifetimeDays under variant B', { apiKeys: { variant: 'B', maxLifetimeDays: 0 } }, /^apiKeys\.maxLifetimeDays: expected a positive integer$/],
+      ['a variant that is neither A nor B', { apiKeys: { variant: 'C' } }, /^apiKeys\.variant: expected A or B$/],
+      ['a prefix beside enabled: false', { apiKeys: { enabled: false, prefix: 'x_' } }, /^apiKeys\.prefix: unknown key$/],
+      ['an enabled that is not a boolean', { apiKeys: { enabled: 'yes' } }, /^apiKeys: expected \{ enabled: false \} or/],
     ];
     for (const [what, raw, message] of cases) {
       it(`${what}`, () => {
