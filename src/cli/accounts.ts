@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { AccountService } from '../services/accounts.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import { parseFlags, required, UsageError } from './args.ts';
 
 interface Io { stdout(s: string): void; stderr(s: string): void }

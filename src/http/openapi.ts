@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config.ts';
-import type { ErrorCode } from '../services/errors.ts';
+import type { ErrorCode } from '../errors.ts';
 import { createBodyA, createBodyB, deleteBody, getQuery, updateBody } from './routes/api-keys.ts';
 import { changePasswordBody, createOrgBody, deleteUserBody, revokeSessionBody, setActiveBody, signInBody, signUpBody } from './routes/auth.ts';
 import { pageQuery } from './routes/admin.ts';

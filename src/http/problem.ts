@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { AppError, isStoreUnavailable, unavailable, type ErrorCode } from '../services/errors.ts';
+import { AppError, isStoreUnavailable, unavailable, type ErrorCode } from '../errors.ts';
 import { StoreUnavailableError } from '../store/errors.ts';
 
 // The one place that writes application/problem+json (RFC 9457), and the one place that knows

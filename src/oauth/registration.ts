@@ -1,4 +1,4 @@
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { GatewayContext } from '../http/state.ts';
 
 // What an anonymous caller may store with one registration (CONTRACT 22). Refused as problems that

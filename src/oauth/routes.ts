@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Config } from '../config.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
 import { requestMeta } from '../http/routes/auth.ts';

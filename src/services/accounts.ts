@@ -4,7 +4,7 @@ import * as users from '../store/users.ts';
 import * as sessions from '../store/sessions.ts';
 import * as orgs from '../store/organizations.ts';
 import { signal } from '../store/notify.ts';
-import { AppError, notFound } from './errors.ts';
+import { AppError, notFound } from '../errors.ts';
 import { decoyPasswordHash, hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 import type { Clock } from './clock.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';

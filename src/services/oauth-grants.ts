@@ -7,7 +7,7 @@ import { insertAuditEntry } from '../store/audit.ts';
 import * as store from '../store/oauth.ts';
 import type { RequestMeta, UserRecord } from './accounts.ts';
 import type { Clock } from './clock.ts';
-import { AppError, notFound } from './errors.ts';
+import { AppError, notFound } from '../errors.ts';
 import { stampedQuota } from './plans.ts';
 import { createsCounter, failedCreate } from './keys/service.ts';
 

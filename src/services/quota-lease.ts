@@ -2,7 +2,7 @@ import type { QuotaBlockStore } from '../store/quota-blocks.ts';
 import type { Clock } from './clock.ts';
 import type { CounterStore } from '../store/counters.ts';
 import { utcDayStart } from '../store/counters.ts';
-import { unavailable } from './errors.ts';
+import { unavailable } from '../errors.ts';
 import { evaluateQuota, quotaCounterName, spendQuota, type QuotaOutcome } from './quota.ts';
 
 // CONTRACT 18: while a key has more than `floor` requests left in the window, this instance spends

@@ -2,7 +2,7 @@ import type { Pool } from '../store/db.ts';
 import * as keys from '../store/apikeys.ts';
 import * as usage from '../store/usage.ts';
 import { systemEvery, type Clock, type Every } from './clock.ts';
-import { isStoreUnavailable, notFound } from './errors.ts';
+import { isStoreUnavailable, notFound } from '../errors.ts';
 
 // Daily usage per key and per OAuth grant (CONTRACT 14, 22): each instance tallies in memory what
 // the quota counted, and writes the tallies in one statement per table every few seconds and on

@@ -8,7 +8,7 @@ import * as orgs from '../../store/organizations.ts';
 import { signal } from '../../store/notify.ts';
 import type { Clock } from '../clock.ts';
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, notFound } from '../../errors.ts';
 import { stampedQuota } from '../plans.ts';
 import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';

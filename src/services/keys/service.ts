@@ -7,7 +7,7 @@ import * as users from '../../store/users.ts';
 import * as orgs from '../../store/organizations.ts';
 import type { Clock } from '../clock.ts';
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
-import { AppError, isStoreUnavailable, notFound, unavailable } from '../errors.ts';
+import { AppError, isStoreUnavailable, notFound, unavailable } from '../../errors.ts';
 import { stampedQuota } from '../plans.ts';
 import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';

@@ -8,7 +8,7 @@ import { checkBundle, sourceNamed, type PolicyBundle, type PolicyTexts } from '.
 import { createPolicyEngineFromRules, type PolicyEngine } from '../../policy/engine.ts';
 import { parseScopes } from '../../policy/scopes.ts';
 import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
-import { AppError } from '../errors.ts';
+import { AppError } from '../../errors.ts';
 import { systemClock, type Clock } from '../clock.ts';
 
 export interface Authorship { by: string; message: string }

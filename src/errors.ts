@@ -1,7 +1,7 @@
 // Typed errors with a stable code. Services throw them; only src/http/problem.ts turns them into
 // responses (status, headers, body), so no service knows about HTTP.
 
-import type { Refusal } from '../policy/refusal.ts';
+import type { Refusal } from './policy/refusal.ts';
 
 export type ErrorCode =
   | 'VALIDATION_FAILED'
