@@ -90,7 +90,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const redis = config.redis ? createRedisClient(config.redis) : null;
   // PostgreSQL counters get a pool of their own: a create holds a main-pool connection and its
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
-  const counterPool = redis ? null : createPool(databaseUrl, 5);
+  const counterPool = redis ? null : createPool(databaseUrl, 5, 'counter store (PostgreSQL)');
   const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!, () => clock().getTime());
   const quota = createQuotaSpender({
     counters, clock, ...opts.quotaLease,

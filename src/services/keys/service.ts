@@ -7,7 +7,7 @@ import * as users from '../../store/users.ts';
 import * as orgs from '../../store/organizations.ts';
 import type { Clock } from '../clock.ts';
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
-import { AppError, isStoreUnavailable, notFound, unavailable } from '../../errors.ts';
+import { AppError, notFound } from '../../errors.ts';
 import { stampedQuota } from '../plans.ts';
 import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';
@@ -42,15 +42,12 @@ export const createsCounter = (userId: string) => `creates:${userId}`;
 
 /**
  * How a create (or a rotation) that failed ends: one that counted but did not commit gives its count
- * back, one refused for the daily limit keeps it (it is over the limit either way), and a database
- * that did not answer is a 503.
+ * back, one refused for the daily limit keeps it (it is over the limit either way).
  */
 export async function failedCreate(e: unknown, counted: { counters: CounterStore; userId: string; day: Date } | null): Promise<never> {
   if (counted && !(e instanceof AppError && e.code === 'API_KEY_DAILY_LIMIT')) {
     await counted.counters.decrement(createsCounter(counted.userId), counted.day).catch(() => {});
   }
-  if (e instanceof AppError) throw e;
-  if (isStoreUnavailable(e)) throw unavailable('database', e);
   throw e;
 }
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect } from 'chai';
 import { cycles, importsOf, readGraph, ruleViolations, RULES, type ImportGraph } from './import-rules.ts';
@@ -22,6 +23,12 @@ describe('the house holds: imports of src/', () => {
 
   it('no import cycle', () => {
     expect(cycles(graph)).to.deep.equal([]);
+  });
+
+  it('src/errors.ts is a leaf that every folder may use: it imports types only', () => {
+    const source = readFileSync(resolve(root, 'src/errors.ts'), 'utf8');
+    const imports = source.split('\n').filter((l) => /^\s*(import|export)\b.*\bfrom\s/.test(l));
+    expect(imports.filter((l) => !/^\s*import type\s/.test(l))).to.deep.equal([]);
   });
 });
 
