@@ -1,11 +1,11 @@
 import type { Config } from '../../config.ts';
-import { type Pool, withTransaction } from '../../store/db.ts';
+import type { Pool } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
 import * as rotation from '../../store/rotation.ts';
 import * as audit from '../../store/audit.ts';
 import * as users from '../../store/users.ts';
 import * as orgs from '../../store/organizations.ts';
-import { signal } from '../../store/notify.ts';
+import { type Forget, withChange } from '../invalidation.ts';
 import type { Clock } from '../clock.ts';
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
 import { AppError, notFound } from '../../errors.ts';
@@ -29,13 +29,13 @@ export interface RotationDeps {
   counters: CounterStore;
   config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
   clock: Clock;
-  /** Called after commit with the old key's id: this instance's cache must see its new expiry at once. */
-  onKeyChanged?: (keyId: string) => void;
+  /** This instance's cache of verified keys: after commit it must see the old key's new expiry at once. */
+  forget?: Forget;
 }
 
 export type RotationService = ReturnType<typeof createRotationService>;
 
-export function createRotationService({ pool, counters, config, clock, onKeyChanged }: RotationDeps) {
+export function createRotationService({ pool, counters, config, clock, forget }: RotationDeps) {
   return {
     async rotateKey(actor: Actor, keyId: string, gracePeriodSeconds: number, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string; previous: ApiKeyView }> {
       const cfg = config.apiKeys;
@@ -45,7 +45,7 @@ export function createRotationService({ pool, counters, config, clock, onKeyChan
       const plaintext = generateKey(cfg.prefix);
       let counted = false;
       try {
-        const result = await withTransaction(pool, async (tx) => {
+        const result = await withChange(pool, forget, async ({ tx, invalidate }) => {
           // Same lock order as a create (owner, then key), so a create and a rotation never deadlock.
           if (!(await keys.lockOwner(tx, actor.userId))) throw notFound('API key');
           const old = await rotation.lockRotatableKey(tx, keyId, actor.userId, now);
@@ -71,10 +71,9 @@ export function createRotationService({ pool, counters, config, clock, onKeyChan
           const retired = await rotation.markRotated(tx, old.id, successor.id, new Date(now.getTime() + gracePeriodSeconds * 1000));
           await audit.insertAuditEntry(tx, { type: 'API_KEY_ROTATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: successor.id, previousKeyId: old.id, ...meta });
           // Every instance drops its cached record of the old key, so a grace of 0 refuses it everywhere at once.
-          await signal(tx, { type: 'key', id: old.id });
+          await invalidate({ type: 'key', id: old.id });
           return { successor, retired };
         });
-        onKeyChanged?.(keyId);
         return { key: keyView(result.successor, now), plaintext, previous: keyView(result.retired, now) };
       } catch (e) {
         return failedCreate(e, counted ? { counters, userId: actor.userId, day } : null);

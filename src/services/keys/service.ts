@@ -13,7 +13,7 @@ import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { quotaCounterName } from '../quota.ts';
 import { generateKey, keyStart } from './format.ts';
-import { signal } from '../../store/notify.ts';
+import { type Forget, withChange } from '../invalidation.ts';
 import type { ApiKeyView, KeyState, Permissions } from './types.ts';
 import { permissionWords, resolveGrant, type GrantInput, type ScopeCatalog } from '../../policy/scopes.ts';
 import { expiresSoon, expiryAtCreate, lifetimeBoundedExpiry, type ExpiryChoice } from './expiry.ts';
@@ -23,11 +23,8 @@ export interface KeyServiceDeps {
   counters: CounterStore;
   config: Pick<Config, 'apiKeys' | 'ai' | 'mcpServer' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
   clock: Clock;
-  /**
-   * Called after commit when a key may have stopped working (revoke, update), so this instance's
-   * cache is exact at once; other instances hear of it through the signal sent with the change.
-   */
-  onKeyChanged?: (keyId: string) => void;
+  /** This instance's cache of verified keys, told after commit when a key may have stopped working. */
+  forget?: Forget;
   /** The scopes declared now; read per create, since a policy apply can change them. */
   scopes: () => ScopeCatalog;
 }
@@ -96,7 +93,7 @@ export type KeyService = ReturnType<typeof createKeyService>;
 
 const FEATURE_OFF: Record<'ai' | 'mcpServer', string> = { ai: 'AI is turned off', mcpServer: 'The MCP server is turned off' };
 
-export function createKeyService({ pool, counters, config, clock, onKeyChanged, scopes }: KeyServiceDeps) {
+export function createKeyService({ pool, counters, config, clock, forget, scopes }: KeyServiceDeps) {
   const apiKeys = config.apiKeys;
   const maxLifetimeDays = apiKeys.enabled ? apiKeys.maxLifetimeDays : undefined;
   const requireEnabled = () => {
@@ -133,15 +130,14 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged, 
   }
 
   async function revoke(actorId: string, ownerId: string | null, keyId: string, meta: RequestMeta): Promise<void> {
-    const row = await withTransaction(pool, async (tx) => {
+    const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
       const revoked = await keys.revokeKey(tx, keyId, ownerId, clock());
       if (!revoked) return null;
       await audit.insertAuditEntry(tx, { type: 'API_KEY_REVOKED', actorUserId: actorId, ownerUserId: revoked.user_id, keyId, ...meta });
-      await signal(tx, { type: 'key', id: keyId });
+      await invalidate({ type: 'key', id: revoked.id });
       return revoked;
     });
     if (!row) throw notFound('API key');
-    onKeyChanged?.(row.id);
   }
 
   return {
@@ -204,13 +200,12 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged, 
       const now = clock();
       // Any instant, the past included: that is how an owner expires a key now (CONTRACT 14).
       if (input.expiresAt !== undefined) lifetimeBoundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
-      const row = await withTransaction(pool, async (tx) => {
+      const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
         const updated = await keys.updateKey(tx, keyId, userId, input, now);
-        if (updated) await signal(tx, { type: 'key', id: keyId });
+        if (updated) await invalidate({ type: 'key', id: updated.id });
         return updated;
       });
       if (!row) throw notFound('API key');
-      onKeyChanged?.(row.id);
       return (await views([row]))[0]!;
     },
 
