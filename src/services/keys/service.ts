@@ -1,18 +1,13 @@
 import type { Config } from '../../config.ts';
 import type { Pool } from '../../store/db.ts';
-import { withTransaction } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
 import * as audit from '../../store/audit.ts';
-import * as users from '../../store/users.ts';
-import * as orgs from '../../store/organizations.ts';
 import type { Clock } from '../clock.ts';
-import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
+import { type CounterStore, utcDayStart } from '../../store/counters.ts';
 import { AppError, notFound } from '../../errors.ts';
-import { stampedQuota } from '../plans.ts';
-import { sha256 } from '../secrets.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { quotaCounterName } from '../quota.ts';
-import { generateKey, keyStart } from './format.ts';
+import { type Actor, mint } from './mint.ts';
 import { type Forget, withChange } from '../invalidation.ts';
 import type { ApiKeyView, KeyState, Permissions } from './types.ts';
 import { permissionWords, resolveGrant, type GrantInput, type ScopeCatalog } from '../../policy/scopes.ts';
@@ -29,24 +24,8 @@ export interface KeyServiceDeps {
   scopes: () => ScopeCatalog;
 }
 
-export interface Actor { userId: string; activeOrganizationId: string | null }
 export interface CreateInput extends GrantInput, ExpiryChoice { name: string }
 export interface UpdateInput { name?: string; enabled?: boolean; expiresAt?: Date | null }
-
-const DAY_SECONDS = 86_400;
-/** Creates per user per UTC day; a rotation spends one too (CONTRACT 14). */
-export const createsCounter = (userId: string) => `creates:${userId}`;
-
-/**
- * How a create (or a rotation) that failed ends: one that counted but did not commit gives its count
- * back, one refused for the daily limit keeps it (it is over the limit either way).
- */
-export async function failedCreate(e: unknown, counted: { counters: CounterStore; userId: string; day: Date } | null): Promise<never> {
-  if (counted && !(e instanceof AppError && e.code === 'API_KEY_DAILY_LIMIT')) {
-    await counted.counters.decrement(createsCounter(counted.userId), counted.day).catch(() => {});
-  }
-  throw e;
-}
 
 // The ApiKey object's `ai` and `mcp` booleans are the spec's shorthand for these two scopes.
 const holdsAccess = (p: Permissions, scope: 'ai' | 'mcp') => Array.isArray(p[scope]) && p[scope].includes('access');
@@ -144,42 +123,21 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
     async createKey(actor: Actor, input: CreateInput, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string }> {
       const cfg = requireEnabled();
       const permissions = grantOf(input);
-
       const now = clock();
       const expiresAt = expiryAtCreate(input, now, maxLifetimeDays);
-      const day = utcDayStart(now);
-      let counted = false;
-      const plaintext = generateKey(cfg.prefix);
-      try {
-        const row = await withTransaction(pool, async (tx) => {
-          // The owner's row lock serializes creates per user across every gateway instance, so
-          // both limits are checked and spent exactly, also under parallel creates.
-          if (!(await keys.lockOwner(tx, actor.userId))) throw notFound('user');
+      const { key, plaintext } = await mint({ pool, counters, config, forget }, actor, now, {
+        ownerGone: 'user',
+        spentOn: 'created',
+        async prepare({ tx }) {
           if (cfg.variant === 'A' && (await keys.countLiveKeys(tx, actor.userId)) >= cfg.maxKeysPerUser) {
             throw new AppError('API_KEY_LIMIT', `You already hold ${cfg.maxKeysPerUser} keys, the most allowed. Revoke one you no longer use, then create the new one.`);
           }
-          if (cfg.variant === 'A') {
-            // Revoked keys stay counted: revoke-and-recreate cannot mint fresh quotas.
-            const creates = await counters.increment(createsCounter(actor.userId), day, DAY_SECONDS + 3600);
-            counted = true;
-            if (creates > cfg.maxCreatesPerDay) {
-              throw new AppError('API_KEY_DAILY_LIMIT', `You have created ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`, {}, { retryAfterSeconds: secondsUntilNextUtcDay(now) });
-            }
-          }
-          const owner = await users.findUserById(tx, actor.userId);
-          const org = actor.activeOrganizationId ? await orgs.findOrganizationById(tx, actor.activeOrganizationId) : null;
-          const requestQuota = stampedQuota(config, { ownerPlan: owner?.plan ?? null, activeOrganizationPlan: org?.plan ?? null, hasActiveOrganization: org !== null });
-          const inserted = await keys.insertKey(tx, {
-            userId: actor.userId, name: input.name, keyHash: sha256(plaintext), start: keyStart(plaintext),
-            prefix: cfg.prefix, permissions, requestQuota, expiresAt,
-          });
-          await audit.insertAuditEntry(tx, { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: inserted.id, ...meta });
-          return inserted;
-        });
-        return { key: keyView(row, now), plaintext };
-      } catch (e) {
-        return failedCreate(e, counted ? { counters, userId: actor.userId, day } : null);
-      }
+          return { name: input.name, permissions, expiresAt };
+        },
+        record: ({ tx }, inserted) =>
+          audit.insertAuditEntry(tx, { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: inserted.id, ...meta }),
+      });
+      return { key: keyView(key, now), plaintext };
     },
 
     async listKeys(userId: string): Promise<ApiKeyView[]> {
