@@ -9,7 +9,7 @@ import type { AccountService } from './services/accounts.ts';
 import type { KeyService } from './services/keys/service.ts';
 import type { CounterStore } from './store/counters.ts';
 import type { Clock } from './services/clock.ts';
-import { AppError } from './services/errors.ts';
+import { AppError } from './errors.ts';
 import { handleError } from './http/problem.ts';
 import { canonicalPath } from './http/canonical-path.ts';
 import { requireValidHost } from './http/host.ts';

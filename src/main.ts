@@ -90,7 +90,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const redis = config.redis ? createRedisClient(config.redis) : null;
   // PostgreSQL counters get a pool of their own: a create holds a main-pool connection and its
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
-  const counterPool = redis ? null : createPool(databaseUrl, 5);
+  const counterPool = redis ? null : createPool(databaseUrl, 5, 'counter store (PostgreSQL)');
   const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!, () => clock().getTime());
   const quota = createQuotaSpender({
     counters, clock, ...opts.quotaLease,
@@ -121,8 +121,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   policyMetrics(registry, () => policyService.loaded.version, observer);
   const onSignal = (s: Signal) => {
     if (s.type === 'policy') void policyService.reload();
-    else if (s.type === 'key') verifier.forgetKey(s.id);
-    else if (s.type === 'user') verifier.forgetUser(s.id);
+    else verifier.forget(s);
     logger.debug({ signal: s.type }, 'signal heard');
   };
   // Listen before reading the stored policy, so an apply in between is heard; signals sent while
@@ -136,9 +135,9 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   await policyService.bootstrap();
   const policy = policyService.holder;
   heartbeat.start();
-  const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, onUserChanged: verifier.forgetUser, signInThrottle: createSignInThrottle({ counters, clock }) });
-  const keys = createKeyService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey, scopes: () => policy.current.scopes });
-  const rotation = createRotationService({ pool, counters, config, clock, onKeyChanged: verifier.forgetKey });
+  const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, forget: verifier.forget, signInThrottle: createSignInThrottle({ counters, clock }) });
+  const keys = createKeyService({ pool, counters, config, clock, forget: verifier.forget, scopes: () => policy.current.scopes });
+  const rotation = createRotationService({ pool, counters, config, clock, forget: verifier.forget });
   const usageWrites = new Counter({ name: 'keygate_usage_writes_total', help: 'Batched writes of per-key usage tallies to PostgreSQL', registers: [registry] });
   const usage = createUsageService({
     pool, clock, flushIntervalMs: opts.usageFlush?.intervalMs, every: opts.usageFlush?.every ?? opts.every ?? systemEvery,

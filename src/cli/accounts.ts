@@ -2,7 +2,7 @@
 // usage `--help` prints and the dispatch cannot drift apart.
 import type { Config } from '../config.ts';
 import type { AccountService } from '../services/accounts.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import { parseFlags, required, UsageError, type Usage } from './args.ts';
 
 interface Io { stdout(s: string): void; stderr(s: string): void }

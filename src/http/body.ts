@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { AppError, notFound, type FieldError } from '../services/errors.ts';
+import { AppError, notFound, type FieldError } from '../errors.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

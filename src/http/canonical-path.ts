@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { GatewayContext } from './state.ts';
 
 // CONTRACT section 5.6: a path is decided in one canonical spelling, so that no other spelling of

@@ -1,6 +1,6 @@
 import type { Next } from 'koa';
 import type { Surface } from '../config.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { GatewayContext } from './state.ts';
 
 // The one gate for features that are off. What each closes is listed here once; a request there is

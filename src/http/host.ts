@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { GatewayContext } from './state.ts';
 
 // With `publicUrl` unset the gateway names itself after the request's Host (the OAuth metadata, the

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config.ts';
-import type { ErrorCode } from '../services/errors.ts';
+import type { ErrorCode } from '../errors.ts';
 import type { Operation } from './operation.ts';
 import { apiKeyOperations } from './routes/api-keys.ts';
 import { authOperations } from './routes/auth.ts';

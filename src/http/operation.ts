@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
 import type { z } from 'zod';
-import type { ErrorCode } from '../services/errors.ts';
+import type { ErrorCode } from '../errors.ts';
 import type { GatewayState } from './state.ts';
 
 // A route as its file declares it, once: the method and path the router serves, and what the

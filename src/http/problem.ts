@@ -1,6 +1,5 @@
 import type { Context } from 'koa';
-import { AppError, isStoreUnavailable, unavailable, type ErrorCode } from '../services/errors.ts';
-import { StoreUnavailableError } from '../store/errors.ts';
+import { AppError, type ErrorCode } from '../errors.ts';
 
 // The one place that writes application/problem+json (RFC 9457), and the one place that knows
 // which status and headers an error code means.
@@ -100,13 +99,11 @@ export const internalError = () => ({
  * stack or SQL; the full error goes to the log with the request id.
  */
 export function handleError(ctx: Context, err: unknown, log: (err: unknown) => void): void {
+  // An outage is one of these too (StoreUnavailableError, 503 naming the store): fail closed.
   if (err instanceof AppError) return sendProblem(ctx, err);
-  // Fail closed, and say which store: the caller can tell a counter outage from a database one.
-  if (err instanceof StoreUnavailableError) return sendProblem(ctx, unavailable(err.store));
   const http = typeof err === 'object' && err !== null ? fromHttpError(err as { status?: number }) : null;
   if (http) return sendProblem(ctx, http);
   log(err);
-  if (isStoreUnavailable(err)) return sendProblem(ctx, new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly. Nothing was changed.'));
   ctx.status = 500;
   ctx.type = 'application/problem+json';
   ctx.body = { ...internalError(), instance: ctx.path };

@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { QuotaSpender } from '../services/quota-lease.ts';
 import type { Clock } from '../services/clock.ts';
 import type { QuotaOutcome } from '../services/quota.ts';

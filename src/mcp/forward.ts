@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolConfig } from '../config.ts';
-import { AppError, refusalError } from '../services/errors.ts';
+import { AppError, refusalError } from '../errors.ts';
 import { canonicalizePath } from '../http/canonical-path.ts';
 import { statusOfError } from '../http/problem.ts';
 import type { PolicyHolder } from '../policy/engine.ts';

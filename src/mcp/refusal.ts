@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { Caller } from '../http/state.ts';
 import { errorHeaders } from '../http/problem.ts';
 import { quoted } from '../http/host.ts';

@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { packageRoot, type Config, type Surface } from '../config.ts';
 import type { KeyService } from '../services/keys/service.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
 import type { Upstream } from '../http/proxy/upstream.ts';
 import { callerSlots, type CallerSlots } from '../http/proxy/concurrency.ts';

@@ -3,7 +3,7 @@ import type { KeyService } from '../services/keys/service.ts';
 import type { UserRecord } from '../services/accounts.ts';
 import type { VerifiedKey } from '../services/keys/types.ts';
 import { mcpToolRefusal } from '../policy/refusal.ts';
-import { refusalError, type AppError } from '../services/errors.ts';
+import { refusalError, type AppError } from '../errors.ts';
 import { statusOfError } from '../http/problem.ts';
 import type { OAuthGrantRef } from '../http/state.ts';
 import { forwardTool, textResult, toolError, type ForwardContext, type ForwardedTool } from './forward.ts';

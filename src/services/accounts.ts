@@ -3,8 +3,8 @@ import { withTransaction } from '../store/db.ts';
 import * as users from '../store/users.ts';
 import * as sessions from '../store/sessions.ts';
 import * as orgs from '../store/organizations.ts';
-import { signal } from '../store/notify.ts';
-import { AppError, notFound } from './errors.ts';
+import { type Forget, withChange } from './invalidation.ts';
+import { AppError, notFound } from '../errors.ts';
 import { decoyPasswordHash, hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 import type { Clock } from './clock.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
@@ -28,18 +28,15 @@ export interface AccountsDeps {
   pool: Pool;
   clock: Clock;
   sessionTtlDays: number;
-  /**
-   * Called after a change to whether a user's keys work (ban, unban, deletion), so this instance is
-   * exact at once; other instances hear of it through the signal sent with the change.
-   */
-  onUserChanged?: (userId: string) => void;
+  /** This instance's cache of verified keys, told after a change to whether a user's keys work. */
+  forget?: Forget;
   /** Bounds password guesses (CONTRACT 22); the gateway always sets it, the CLI signs no one in. */
   signInThrottle?: SignInThrottle;
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;
 
-export function createAccountService({ pool, clock, sessionTtlDays, onUserChanged, signInThrottle }: AccountsDeps) {
+export function createAccountService({ pool, clock, sessionTtlDays, forget, signInThrottle }: AccountsDeps) {
   async function startSession(userId: string, meta: RequestMeta) {
     const token = randomToken();
     const expiresAt = new Date(clock().getTime() + sessionTtlDays * 86_400_000);
@@ -104,23 +101,21 @@ export function createAccountService({ pool, clock, sessionTtlDays, onUserChange
       if (!row || !(await verifyPassword(password, row.password_hash))) {
         throw new AppError('INVALID_CREDENTIALS', 'The password is wrong.');
       }
-      await withTransaction(pool, async (tx) => {
+      await withChange(pool, forget, async ({ tx, invalidate }) => {
         await users.deleteUser(tx, userId);
-        await signal(tx, { type: 'user', id: userId });
+        await invalidate({ type: 'user', id: userId });
       });
-      onUserChanged?.(userId);
     },
 
     /** A ban ends the user's sessions and stops their keys at once; unban lets the keys work again. */
     async setBanned(userId: string, banned: boolean) {
-      const found = await withTransaction(pool, async (tx) => {
+      const found = await withChange(pool, forget, async ({ tx, invalidate }) => {
         if (!(await users.setUserBanned(tx, userId, banned))) return false;
         if (banned) await sessions.deleteUserSessions(tx, userId);
-        await signal(tx, { type: 'user', id: userId });
+        await invalidate({ type: 'user', id: userId });
         return true;
       });
       if (!found) throw notFound('user');
-      onUserChanged?.(userId);
     },
 
     /** For the operator (CLI): no session is started, and the role and plan are set at once. */
@@ -144,11 +139,12 @@ export function createAccountService({ pool, clock, sessionTtlDays, onUserChange
 
     /** Running gateways drop what they cached of the user's keys, role included. */
     async setRole(email: string, role: 'user' | 'admin'): Promise<UserRecord | null> {
-      const row = await users.setUserRole(pool, email, role);
-      if (!row) return null;
-      await signal(pool, { type: 'user', id: row.id });
-      onUserChanged?.(row.id);
-      return userRecord(row);
+      const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
+        const changed = await users.setUserRole(tx, email, role);
+        if (changed) await invalidate({ type: 'user', id: changed.id });
+        return changed;
+      });
+      return row ? userRecord(row) : null;
     },
 
     /** Keys created from now on get the plan's quota; existing keys keep theirs. */

@@ -1,6 +1,6 @@
 import type { Queryable } from '../store/db.ts';
 import { listAuditEntries } from '../store/audit.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 export interface AuditEntryView {
   id: string; type: string; actorUserId: string | null; ownerUserId: string | null; keyId: string | null; grantId: string | null;

@@ -7,9 +7,9 @@ import { insertAuditEntry } from '../store/audit.ts';
 import * as store from '../store/oauth.ts';
 import type { RequestMeta, UserRecord } from './accounts.ts';
 import type { Clock } from './clock.ts';
-import { AppError, notFound } from './errors.ts';
+import { AppError, notFound } from '../errors.ts';
 import { stampedQuota } from './plans.ts';
-import { createsCounter, failedCreate } from './keys/service.ts';
+import { createsCounter, failedCreate } from './keys/mint.ts';
 
 // A grant is one person's consent to one MCP client. Its tokens live in oidc-provider's storage;
 // whether they still count is decided here, on every request, from the grant and its owner, so a

@@ -2,7 +2,6 @@ import type { QuotaBlockStore } from '../store/quota-blocks.ts';
 import type { Clock } from './clock.ts';
 import type { CounterStore } from '../store/counters.ts';
 import { utcDayStart } from '../store/counters.ts';
-import { unavailable } from './errors.ts';
 import { evaluateQuota, quotaCounterName, spendQuota, type QuotaOutcome } from './quota.ts';
 
 // CONTRACT 18: while a key has more than `floor` requests left in the window, this instance spends
@@ -66,7 +65,6 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
   // a day) costs one counter call, as before, instead of a lease and a hand-back, and this
   // instance keeps a number for it rather than a block. Forgotten by the sweep.
   const lastSingle = new Map<string, number>();
-  const storeName = `counter store (${counters.kind === 'redis' ? 'Redis' : 'PostgreSQL'})`;
 
   // A hand-back that fails leaves the block counted as spent: the key may lose those requests for
   // the day, but the fleet-wide limit still holds, which is the promise that matters.
@@ -78,12 +76,8 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
   };
 
   const lease = async (keyId: string, limit: number, window: number) => {
-    let grant;
-    try {
-      grant = await blocks.lease(quotaCounterName(keyId), new Date(window), blockSize, limit, floor, WINDOW_TTL_SECONDS);
-    } catch (e) {
-      throw unavailable(storeName, e);
-    }
+    // A store that does not answer rejects with StoreUnavailableError: the request fails closed.
+    const grant = await blocks.lease(quotaCounterName(keyId), new Date(window), blockSize, limit, floor, WINDOW_TTL_SECONDS);
     const old = holdings.get(keyId);
     if (old) await handBack(keyId, old);
     holdings.set(keyId, { window, limit, left: grant.granted, counted: grant.counted, leasedAt: clock().getTime(), belowFloor: grant.granted === 0 });

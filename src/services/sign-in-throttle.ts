@@ -1,6 +1,6 @@
 import type { CounterStore } from '../store/counters.ts';
 import type { Clock } from './clock.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 import { sha256 } from './secrets.ts';
 
 // CONTRACT 22: sign-in takes a bounded number of guesses. After 10 failed attempts for one e-mail in

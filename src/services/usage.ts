@@ -2,7 +2,7 @@ import type { Pool } from '../store/db.ts';
 import * as keys from '../store/apikeys.ts';
 import * as usage from '../store/usage.ts';
 import { systemEvery, type Clock, type Every } from './clock.ts';
-import { isStoreUnavailable, notFound } from './errors.ts';
+import { notFound, StoreUnavailableError } from '../errors.ts';
 
 // Daily usage per key and per OAuth grant (CONTRACT 14, 22): each instance tallies in memory what
 // the quota counted, and writes the tallies in one statement per table every few seconds and on
@@ -67,7 +67,7 @@ export function createUsageService({ pool, clock, flushIntervalMs = DEFAULT_FLUS
       onWrite?.();
       return true;
     } catch (err) {
-      if (isStoreUnavailable(err)) {
+      if (err instanceof StoreUnavailableError) {
         keep(deltas);
         onError?.(err);
         return false;

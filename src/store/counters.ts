@@ -1,11 +1,12 @@
-import type { RedisClient } from './redis.ts';
+import { REDIS_STORE, type RedisClient } from './redis.ts';
 import type { Pool } from './db.ts';
-import { StoreUnavailableError } from './errors.ts';
+import { StoreUnavailableError } from '../errors.ts';
 
 /**
  * Fixed-window counters shared by every gateway instance: daily key creates and request quotas.
- * Redis when configured, else PostgreSQL. Any failure to answer is thrown as StoreUnavailableError,
- * so callers fail closed.
+ * Redis when configured, else PostgreSQL. A store that does not answer rejects with
+ * StoreUnavailableError (the client and the pool are made to, in redis.ts and db.ts), so callers
+ * fail closed.
  */
 export interface CounterStore {
   readonly kind: 'redis' | 'postgres';
@@ -50,17 +51,10 @@ const MAX_FAILING_COUNTERS = 10_000;
 
 export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', nowMs: () => number = Date.now): CounterStore {
   const failing = new Map<string, number>();
-  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (e) {
-      throw new StoreUnavailableError('counter store (Redis)', e);
-    }
-  };
   const guardCounter = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
     const until = failing.get(key);
     if (until !== undefined) {
-      if (nowMs() < until) throw new StoreUnavailableError('counter store (Redis)', new Error('this counter failed to answer less than a second ago'));
+      if (nowMs() < until) throw new StoreUnavailableError(REDIS_STORE, new Error('this counter failed to answer less than a second ago'));
       failing.delete(key);
     }
     try {
@@ -68,7 +62,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
     } catch (e) {
       if (failing.size >= MAX_FAILING_COUNTERS) for (const [k, t] of failing) if (t <= nowMs()) failing.delete(k);
       if (failing.size < MAX_FAILING_COUNTERS) failing.set(key, nowMs() + REDIS_FAIL_FAST_MS);
-      throw new StoreUnavailableError('counter store (Redis)', e);
+      throw e;
     }
   };
   return {
@@ -87,54 +81,48 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
     },
     // One GET per key, not MGET: a Cluster refuses MGET across slots, and auto-pipelining still
     // sends the GETs for one node together.
-    read: (names, windowStart) =>
-      guard(async () => (await Promise.all(names.map((n) => redis.get(windowKey(prefix, n, windowStart))))).map((v) => Number(v ?? 0))),
-    ping: () => guard(async () => void (await redis.ping())),
+    read: async (names, windowStart) =>
+      (await Promise.all(names.map((n) => redis.get(windowKey(prefix, n, windowStart))))).map((v) => Number(v ?? 0)),
+    ping: async () => void (await redis.ping()),
     close: async () => void redis.disconnect(),
   };
 }
 
-/** `nowMs` paces the sweep of old windows; injected so a test can move it. */
+/**
+ * Counts in PostgreSQL, on a pool of its own made to name the counter store in its outages
+ * (src/main.ts). `nowMs` paces the sweep of old windows; injected so a test can move it.
+ */
 export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.now): CounterStore {
-  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (e) {
-      throw new StoreUnavailableError('counter store (PostgreSQL)', e);
-    }
-  };
   let lastSweep = 0;
   return {
     kind: 'postgres',
-    increment: (name, windowStart, ttlSeconds) =>
-      guard(async () => {
-        const expiresAt = new Date(windowStart.getTime() + ttlSeconds * 1000);
-        const { rows } = await pool.query<{ value: string }>(
-          `INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, $2, 1, $3)
-           ON CONFLICT (name, window_start) DO UPDATE SET value = counters.value + 1 RETURNING value`,
-          [name, windowStart, expiresAt],
-        );
-        // Old windows are swept now and then rather than on every write. "Old" is judged against
-        // the window being counted, not the database's clock, so both agree on what is current.
-        if (nowMs() - lastSweep > 60_000) {
-          lastSweep = nowMs();
-          pool.query('DELETE FROM counters WHERE expires_at < $1', [windowStart]).catch(() => {});
-        }
-        return Number(rows[0]!.value);
-      }),
-    decrement: (name, windowStart) =>
-      guard(async () => void (await pool.query('UPDATE counters SET value = value - 1 WHERE name = $1 AND window_start = $2', [name, windowStart]))),
-    reset: (name, windowStart) =>
-      guard(async () => void (await pool.query('DELETE FROM counters WHERE name = $1 AND window_start = $2', [name, windowStart]))),
-    read: (names, windowStart) =>
-      guard(async () => {
-        if (!names.length) return [];
-        const { rows } = await pool.query<{ name: string; value: string }>(
-          'SELECT name, value FROM counters WHERE name = ANY($1) AND window_start = $2', [names, windowStart]);
-        const byName = new Map(rows.map((r) => [r.name, Number(r.value)]));
-        return names.map((n) => byName.get(n) ?? 0);
-      }),
-    ping: () => guard(async () => void (await pool.query('SELECT 1'))),
+    async increment(name, windowStart, ttlSeconds) {
+      const expiresAt = new Date(windowStart.getTime() + ttlSeconds * 1000);
+      const { rows } = await pool.query<{ value: string }>(
+        `INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, $2, 1, $3)
+         ON CONFLICT (name, window_start) DO UPDATE SET value = counters.value + 1 RETURNING value`,
+        [name, windowStart, expiresAt],
+      );
+      // Old windows are swept now and then rather than on every write. "Old" is judged against
+      // the window being counted, not the database's clock, so both agree on what is current.
+      if (nowMs() - lastSweep > 60_000) {
+        lastSweep = nowMs();
+        pool.query('DELETE FROM counters WHERE expires_at < $1', [windowStart]).catch(() => {});
+      }
+      return Number(rows[0]!.value);
+    },
+    decrement: async (name, windowStart) =>
+      void (await pool.query('UPDATE counters SET value = value - 1 WHERE name = $1 AND window_start = $2', [name, windowStart])),
+    reset: async (name, windowStart) =>
+      void (await pool.query('DELETE FROM counters WHERE name = $1 AND window_start = $2', [name, windowStart])),
+    async read(names, windowStart) {
+      if (!names.length) return [];
+      const { rows } = await pool.query<{ name: string; value: string }>(
+        'SELECT name, value FROM counters WHERE name = ANY($1) AND window_start = $2', [names, windowStart]);
+      const byName = new Map(rows.map((r) => [r.name, Number(r.value)]));
+      return names.map((n) => byName.get(n) ?? 0);
+    },
+    ping: async () => void (await pool.query('SELECT 1')),
     close: async () => {},
   };
 }

@@ -1,4 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { rejectAsOutage } from './outage.ts';
 
 // The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
 // Sentinel-watched master. Every shape fails fast rather than queueing, so a request that needs a
@@ -34,10 +35,20 @@ const failFast: RedisOptions = {
 // the sentinels (or the cluster) again where the master is now; the refused write was not applied.
 const reconnectOnReadonly = (err: Error) => err.message.startsWith('READONLY');
 
+/** How an outage of the counters' Redis names it to the caller. */
+export const REDIS_STORE = 'counter store (Redis)';
+
+/**
+ * Every command of the client rejects with StoreUnavailableError when it fails: the counters send
+ * only commands whose failure means Redis did not answer (a timeout, a closed or unwritable
+ * connection, a shard without a master), and failing closed is right for anything else too.
+ */
 export function createRedisClient(setting: RedisSetting): RedisClient {
   const client = build(setting);
   // Errors surface on the commands that hit them (and so as 503s); the event must not crash us.
   client.on('error', () => {});
+  const commands = client.getBuiltinCommands().flatMap((name) => [name, `${name}Buffer`]);
+  rejectAsOutage(client, [...commands, 'call'], REDIS_STORE, () => true);
   return client;
 }
 

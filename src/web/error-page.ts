@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import { statusOfError } from '../http/problem.ts';
 import { sharedAssets } from './assets.ts';
 import { html, layout, pageHeaders } from './layout.ts';

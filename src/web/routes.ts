@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { keysOn, type Config } from '../config.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../errors.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
 import { sharedAssets } from './assets.ts';
 import { CONSENT_RETURN } from './consent.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { canonicalizePath } from '../../src/http/canonical-path.ts';
-import { AppError } from '../../src/services/errors.ts';
+import { AppError } from '../../src/errors.ts';
 import { startEcho, TRACE, type Echo } from '../support/echo.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { Client, signUp } from '../support/http.ts';

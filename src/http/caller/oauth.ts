@@ -1,5 +1,5 @@
 import { keysOn, type Config } from '../../config.ts';
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import { hasValidChecksum, KEY_BODY_LENGTH } from '../../services/keys/format.ts';
 import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';

@@ -1,6 +1,6 @@
 import type { Next } from 'koa';
 import type { AccountService } from '../../services/accounts.ts';
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import type { AuthResult } from '../../services/keys/types.ts';
 import type { Caller, GatewayContext } from '../state.ts';
 import { SESSION_COOKIE } from '../cookies.ts';

@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError, refusalError } from '../../services/errors.ts';
+import { AppError, refusalError } from '../../errors.ts';
 import type { PolicyHolder } from '../../policy/engine.ts';
 import { policyPath, refusalOf } from '../../policy/refusal.ts';
 import type { GatewayContext } from '../state.ts';

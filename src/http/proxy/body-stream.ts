@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
-import type { AppError } from '../../services/errors.ts';
+import type { AppError } from '../../errors.ts';
 import { duration, MAX_BODY_BYTES, requestTimeout, tooLarge } from '../body.ts';
 
 export interface BoundedBody {

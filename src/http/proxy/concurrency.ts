@@ -1,4 +1,4 @@
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import type { Caller } from '../state.ts';
 
 /** Frees the slot; calling it again does nothing. */

@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import { safeEqual } from '../../services/secrets.ts';
 import type { GatewayContext } from '../state.ts';
 import { forwardHeaders, relay, type Upstream } from './upstream.ts';

@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import { duration, MAX_BODY_BYTES, requestTimeout, tooLarge } from '../body.ts';
 import type { GatewayContext } from '../state.ts';
 import { boundedBody, type BoundedBody } from './body-stream.ts';

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Next } from 'koa';
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import { SESSION_COOKIE } from '../cookies.ts';
 import type { Caller, GatewayContext } from '../state.ts';
 import type { VerifiedKey } from '../../services/keys/types.ts';

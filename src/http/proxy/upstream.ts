@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Pool as UndiciPool } from 'undici';
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import type { GatewayContext } from '../state.ts';
 import type { HeaderList } from './headers.ts';
 

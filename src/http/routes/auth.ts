@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { passwordRule, type AccountService, type RequestMeta } from '../../services/accounts.ts';
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import { parseBody } from '../body.ts';
 import { clearSessionCookie, setSessionCookie } from '../cookies.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';

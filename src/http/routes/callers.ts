@@ -1,4 +1,4 @@
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import type { Caller, GatewayContext } from '../state.ts';
 
 // The policy has already decided who may reach a route. These narrow the caller's type for the

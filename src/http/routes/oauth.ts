@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Configuration } from 'oidc-provider';
 import type { Config } from '../../config.ts';
-import { AppError } from '../../services/errors.ts';
+import { AppError } from '../../errors.ts';
 import type { GrantService } from '../../services/oauth-grants.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.ts';
+import { AppError } from '../../errors.ts';
 
 // When a key stops working (CONTRACT 14). Pure: the caller hands in the clock's time and the
 // operator's maxLifetimeDays.

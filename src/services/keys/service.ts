@@ -1,19 +1,14 @@
 import { keysOn, type Config } from '../../config.ts';
 import type { Pool } from '../../store/db.ts';
-import { withTransaction } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
 import * as audit from '../../store/audit.ts';
-import * as users from '../../store/users.ts';
-import * as orgs from '../../store/organizations.ts';
 import type { Clock } from '../clock.ts';
-import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
-import { AppError, isStoreUnavailable, notFound, unavailable } from '../errors.ts';
-import { stampedQuota } from '../plans.ts';
-import { sha256 } from '../secrets.ts';
+import { type CounterStore, utcDayStart } from '../../store/counters.ts';
+import { AppError, notFound } from '../../errors.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { quotaCounterName } from '../quota.ts';
-import { generateKey, keyStart } from './format.ts';
-import { signal } from '../../store/notify.ts';
+import { type Actor, mint } from './mint.ts';
+import { type Forget, withChange } from '../invalidation.ts';
 import type { ApiKeyView, KeyState, Permissions } from './types.ts';
 import { permissionWords, resolveGrant, type GrantInput, type ScopeCatalog } from '../../policy/scopes.ts';
 import { expiresSoon, expiryAtCreate, lifetimeBoundedExpiry, type ExpiryChoice } from './expiry.ts';
@@ -23,36 +18,14 @@ export interface KeyServiceDeps {
   counters: CounterStore;
   config: Pick<Config, 'apiKeys' | 'surface' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
   clock: Clock;
-  /**
-   * Called after commit when a key may have stopped working (revoke, update), so this instance's
-   * cache is exact at once; other instances hear of it through the signal sent with the change.
-   */
-  onKeyChanged?: (keyId: string) => void;
+  /** This instance's cache of verified keys, told after commit when a key may have stopped working. */
+  forget?: Forget;
   /** The scopes declared now; read per create, since a policy apply can change them. */
   scopes: () => ScopeCatalog;
 }
 
-export interface Actor { userId: string; activeOrganizationId: string | null }
 export interface CreateInput extends GrantInput, ExpiryChoice { name: string }
 export interface UpdateInput { name?: string; enabled?: boolean; expiresAt?: Date | null }
-
-const DAY_SECONDS = 86_400;
-/** Creates per user per UTC day; a rotation spends one too (CONTRACT 14). */
-export const createsCounter = (userId: string) => `creates:${userId}`;
-
-/**
- * How a create (or a rotation) that failed ends: one that counted but did not commit gives its count
- * back, one refused for the daily limit keeps it (it is over the limit either way), and a database
- * that did not answer is a 503.
- */
-export async function failedCreate(e: unknown, counted: { counters: CounterStore; userId: string; day: Date } | null): Promise<never> {
-  if (counted && !(e instanceof AppError && e.code === 'API_KEY_DAILY_LIMIT')) {
-    await counted.counters.decrement(createsCounter(counted.userId), counted.day).catch(() => {});
-  }
-  if (e instanceof AppError) throw e;
-  if (isStoreUnavailable(e)) throw unavailable('database', e);
-  throw e;
-}
 
 // The ApiKey object's `ai` and `mcp` booleans are the spec's shorthand for these two scopes.
 const holdsAccess = (p: Permissions, scope: 'ai' | 'mcp') => Array.isArray(p[scope]) && p[scope].includes('access');
@@ -99,7 +72,7 @@ export type KeyService = ReturnType<typeof createKeyService>;
 
 const FEATURE_OFF: Record<'ai' | 'mcpServer', string> = { ai: 'AI is turned off', mcpServer: 'The MCP server is turned off' };
 
-export function createKeyService({ pool, counters, config, clock, onKeyChanged, scopes }: KeyServiceDeps) {
+export function createKeyService({ pool, counters, config, clock, forget, scopes }: KeyServiceDeps) {
   const apiKeys = keysOn(config);
   const maxLifetimeDays = apiKeys?.maxLifetimeDays;
   const requireEnabled = () => {
@@ -136,57 +109,35 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged, 
   }
 
   async function revoke(actorId: string, ownerId: string | null, keyId: string, meta: RequestMeta): Promise<void> {
-    const row = await withTransaction(pool, async (tx) => {
+    const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
       const revoked = await keys.revokeKey(tx, keyId, ownerId, clock());
       if (!revoked) return null;
       await audit.insertAuditEntry(tx, { type: 'API_KEY_REVOKED', actorUserId: actorId, ownerUserId: revoked.user_id, keyId, ...meta });
-      await signal(tx, { type: 'key', id: keyId });
+      await invalidate({ type: 'key', id: revoked.id });
       return revoked;
     });
     if (!row) throw notFound('API key');
-    onKeyChanged?.(row.id);
   }
 
   return {
     async createKey(actor: Actor, input: CreateInput, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string }> {
       const cfg = requireEnabled();
       const permissions = grantOf(input);
-
       const now = clock();
       const expiresAt = expiryAtCreate(input, now, maxLifetimeDays);
-      const day = utcDayStart(now);
-      let counted = false;
-      const plaintext = generateKey(cfg.prefix);
-      try {
-        const row = await withTransaction(pool, async (tx) => {
-          // The owner's row lock serializes creates per user across every gateway instance, so
-          // both limits are checked and spent exactly, also under parallel creates.
-          if (!(await keys.lockOwner(tx, actor.userId))) throw notFound('user');
+      const { key, plaintext } = await mint({ pool, counters, config, forget }, actor, now, {
+        ownerGone: 'user',
+        spentOn: 'created',
+        async prepare({ tx }) {
           if (cfg.variant === 'A' && (await keys.countLiveKeys(tx, actor.userId)) >= cfg.maxKeysPerUser) {
             throw new AppError('API_KEY_LIMIT', `You already hold ${cfg.maxKeysPerUser} keys, the most allowed. Revoke one you no longer use, then create the new one.`);
           }
-          if (cfg.variant === 'A') {
-            // Revoked keys stay counted: revoke-and-recreate cannot mint fresh quotas.
-            const creates = await counters.increment(createsCounter(actor.userId), day, DAY_SECONDS + 3600);
-            counted = true;
-            if (creates > cfg.maxCreatesPerDay) {
-              throw new AppError('API_KEY_DAILY_LIMIT', `You have created ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`, {}, { retryAfterSeconds: secondsUntilNextUtcDay(now) });
-            }
-          }
-          const owner = await users.findUserById(tx, actor.userId);
-          const org = actor.activeOrganizationId ? await orgs.findOrganizationById(tx, actor.activeOrganizationId) : null;
-          const requestQuota = stampedQuota(config, { ownerPlan: owner?.plan ?? null, activeOrganizationPlan: org?.plan ?? null, hasActiveOrganization: org !== null });
-          const inserted = await keys.insertKey(tx, {
-            userId: actor.userId, name: input.name, keyHash: sha256(plaintext), start: keyStart(plaintext),
-            prefix: cfg.prefix, permissions, requestQuota, expiresAt,
-          });
-          await audit.insertAuditEntry(tx, { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: inserted.id, ...meta });
-          return inserted;
-        });
-        return { key: keyView(row, now), plaintext };
-      } catch (e) {
-        return failedCreate(e, counted ? { counters, userId: actor.userId, day } : null);
-      }
+          return { name: input.name, permissions, expiresAt };
+        },
+        record: ({ tx }, inserted) =>
+          audit.insertAuditEntry(tx, { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: inserted.id, ...meta }),
+      });
+      return { key: keyView(key, now), plaintext };
     },
 
     async listKeys(userId: string): Promise<ApiKeyView[]> {
@@ -207,13 +158,12 @@ export function createKeyService({ pool, counters, config, clock, onKeyChanged, 
       const now = clock();
       // Any instant, the past included: that is how an owner expires a key now (CONTRACT 14).
       if (input.expiresAt !== undefined) lifetimeBoundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
-      const row = await withTransaction(pool, async (tx) => {
+      const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
         const updated = await keys.updateKey(tx, keyId, userId, input, now);
-        if (updated) await signal(tx, { type: 'key', id: keyId });
+        if (updated) await invalidate({ type: 'key', id: updated.id });
         return updated;
       });
       if (!row) throw notFound('API key');
-      onKeyChanged?.(row.id);
       return (await views([row]))[0]!;
     },
 

@@ -7,6 +7,7 @@ import { hasValidChecksum } from './format.ts';
 import { authResultOf } from './auth-result.ts';
 import type { AuthResult } from './types.ts';
 import { createUnknownKeyGuard, type UnknownKeyGuardOptions } from './unknown-keys.ts';
+import type { Invalidated } from '../invalidation.ts';
 
 // Verifies presented keys without a database round trip per request. Records are cached by the
 // key's hash; a change that can stop a key (revoke, update, ban, account deletion) drops them on
@@ -162,17 +163,19 @@ export function createKeyVerifier(opts: VerifierOptions) {
       return result;
     },
 
-    /** Drops what is known of one key (revoked, disabled, renamed, given an expiry). */
-    forgetKey(keyId: string) {
+    /**
+     * Drops what is known of one key (revoked, disabled, renamed, given an expiry, rotated) or of
+     * every key of a user (banned, unbanned, a new role, deleted): after this instance's own change
+     * commits, and on hearing another instance's signal.
+     */
+    forget(what: Invalidated) {
       invalidated();
-      const hash = byKeyId.get(keyId);
-      if (hash) cache.delete(hash);
-    },
-
-    /** Drops every key of a user (banned, unbanned, deleted). */
-    forgetUser(userId: string) {
-      invalidated();
-      for (const hash of [...(byUserId.get(userId) ?? [])]) cache.delete(hash);
+      if (what.type === 'key') {
+        const hash = byKeyId.get(what.id);
+        if (hash) cache.delete(hash);
+      } else {
+        for (const hash of [...(byUserId.get(what.id) ?? [])]) cache.delete(hash);
+      }
     },
 
     /** After a lost connection to the signal channel: anything may have changed meanwhile. */

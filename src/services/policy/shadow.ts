@@ -4,7 +4,7 @@ import { withTransaction, type Pool } from '../../store/db.ts';
 import { lockPolicy } from '../../store/casbin.ts';
 import { deleteCandidate, findCandidate, listDivergences, replaceCandidate, type CandidateRow, type DivergenceRow } from '../../store/policy-versions.ts';
 import { checkBundle, sourceNamed, type PolicyTexts } from '../../policy/bundle.ts';
-import { AppError } from '../errors.ts';
+import { AppError } from '../../errors.ts';
 import type { Clock } from '../clock.ts';
 import { signalPolicyChanged, storeVersion, textsOf, type ApplyOutcome, type Authorship } from './versions.ts';
 

@@ -9,7 +9,7 @@ import { formatRule } from '../../policy/rules.ts';
 import { createPolicyEngineFromRules, type PolicyEngine } from '../../policy/engine.ts';
 import { parseScopes } from '../../policy/scopes.ts';
 import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
-import { AppError } from '../errors.ts';
+import { AppError } from '../../errors.ts';
 import { systemClock, type Clock } from '../clock.ts';
 
 export interface Authorship { by: string; message: string }

@@ -3,7 +3,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createRedisClient } from '../../../src/store/redis.ts';
 import { createRedisCounters, REDIS_FAIL_FAST_MS } from '../../../src/store/counters.ts';
-import { StoreUnavailableError } from '../../../src/store/errors.ts';
+import { StoreUnavailableError } from '../../../src/errors.ts';
 
 // A Redis that accepts connections and never answers, as a frozen one does: each command it is sent
 // is counted, so the test sees which calls reached it and which failed without being sent.

@@ -1,7 +1,8 @@
-// Typed errors with a stable code. Services throw them; only src/http/problem.ts turns them into
-// responses (status, headers, body), so no service knows about HTTP.
+// The one vocabulary of errors: typed, with a stable code. Services and stores throw them; only
+// src/http/problem.ts turns them into responses (status, headers, body), so neither knows HTTP.
+// A leaf: it imports nothing but a type, so every folder may use it.
 
-import type { Refusal } from '../policy/refusal.ts';
+import type { Refusal } from './policy/refusal.ts';
 
 export type ErrorCode =
   | 'VALIDATION_FAILED'
@@ -70,20 +71,27 @@ export const refusalError = (r: Refusal) =>
 
 export const notFound = (what = 'resource') => new AppError('NOT_FOUND', `No such ${what}.`);
 
-/** A store (PostgreSQL or Redis) that did not answer: fail closed, never guess. */
-export const unavailable = (what: string, cause?: unknown) => {
-  const e = new AppError('SERVICE_UNAVAILABLE', `The ${what} is unavailable; try again shortly.`);
-  if (cause) (e as { cause?: unknown }).cause = cause;
-  return e;
-};
+const STORE_UNAVAILABLE = Symbol.for('keygate.StoreUnavailableError');
 
 /**
- * A database that cannot be reached (refused, dropped, shutting down, not accepting connections, or
- * the pool timing out) is an outage, not a bug: the request fails closed with 503.
+ * The one outage: a store (PostgreSQL or Redis) that did not answer. Only the factories that make
+ * the pools and the Redis client (src/store/db.ts, src/store/redis.ts) translate driver errors into
+ * it, so a caller that must tell an outage from a bug asks `instanceof` and nothing else; the
+ * request fails closed with 503, naming the store, never guessing.
  */
-export function isStoreUnavailable(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  const { code, message } = err as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || code === '55000' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
-  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
+export class StoreUnavailableError extends AppError {
+  // Its own brand: the inherited check would take every AppError for an outage.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [STORE_UNAVAILABLE]?: boolean })[STORE_UNAVAILABLE] === true;
+  }
+  readonly [STORE_UNAVAILABLE] = true;
+  override name = 'StoreUnavailableError';
+  constructor(
+    /** Which store, as a person reads it: "database", "counter store (Redis)". */
+    readonly store: string,
+    cause?: unknown,
+  ) {
+    super('SERVICE_UNAVAILABLE', `The ${store} is unavailable; try again shortly.`);
+    if (cause !== undefined) this.cause = cause;
+  }
 }
