@@ -53,11 +53,11 @@ export interface AppDeps {
   keys: KeyService;
   /** Presented keys are verified here (cached, invalidated by signals); the caller chain asks it directly. */
   verifier: KeyAuthenticator;
-  /** Rotation and usage history (CONTRACT 14). */
+  /** Rotation and usage history. */
   rotation: RotationService;
   usage: UsageService;
   counters: CounterStore;
-  /** How key requests spend quota (leased blocks, CONTRACT 18); default: one counter call each. */
+  /** How key requests spend quota (leased blocks); default: one counter call each. */
   quota?: QuotaSpender;
   policy: PolicyHolder;
   upstream: Upstream | null;
@@ -67,9 +67,9 @@ export interface AppDeps {
   /** Extra members of /readyz's body (the policy version in force). */
   readiness?: () => Record<string, unknown>;
   registry: Registry;
-  /** How long a body may send nothing, forwarded or not (CONTRACT 17, 22: 10 s); tests shorten it. */
+  /** How long a body may send nothing, forwarded or not (10 s); tests shorten it. */
   bodyIdleMs?: number;
-  /** OAuth for MCP clients (CONTRACT 15); the holder stays empty while there is no issuer. */
+  /** OAuth for MCP clients; the holder stays empty while there is no issuer. */
   oauth?: { holder: OAuthHolder; grants: GrantService };
   /** Each caller's share of upstream.maxConcurrentPerCaller, held by REST and MCP forwards alike. */
   slots?: CallerSlots;

@@ -27,7 +27,7 @@ const apiKeysEnabledB = z
     enabled: z.literal(true),
     variant: z.literal('B'),
     prefix: z.string().regex(/^[A-Za-z0-9_]{1,16}$/, 'letters, digits or "_", 1-16 characters').default('key_'),
-    // An operator's policy (CONTRACT 14): every key expires within this many days.
+    // An operator's policy: every key expires within this many days.
     maxLifetimeDays: positiveInt.optional(),
   })
   .strict();
@@ -93,14 +93,14 @@ export const configSchema = z
       })
       .strict()
       .default({ maxBytes: 32 * 1024 * 1024, unknownMaxBytes: 2 * 1024 * 1024 }),
-    // OAuth grants one person may hold at once, under either key variant (CONTRACT 22).
+    // OAuth grants one person may hold at once, under either key variant.
     oauth: z.object({ maxGrantsPerUser: positiveInt.default(10) }).strict().default({ maxGrantsPerUser: 10 }),
     auth: z
       .object({ signUp: z.boolean().default(true), sessionTtlDays: positiveInt.default(30) })
       .strict()
       .default({ signUp: true, sessionTtlDays: 30 }),
     server: z
-      // Open connections one instance holds at most; past it a new one is closed at once (CONTRACT 22).
+      // Open connections one instance holds at most; past it a new one is closed at once.
       .object({ maxConnections: positiveInt.default(10_000) })
       .strict()
       .default({ maxConnections: 10_000 }),
@@ -170,7 +170,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-// The automation tools an MCP client gets when the file declares none (spec 5.2: an MCP client
+// The automation tools an MCP client gets when the file declares none (an MCP client
 // may manage automations as an `ai` key may).
 export function defaultMcpTools(apiPrefix: string): McpToolConfig[] {
   const base = `${apiPrefix}/ai/automations`;

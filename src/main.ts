@@ -52,7 +52,7 @@ export interface GatewayOptions {
   signalCheck?: { intervalMs: number; timeoutMs: number };
   /** How usage tallies are flushed (default every 5 s); a test hands in its own ticker. */
   usageFlush?: { intervalMs?: number; every?: Every };
-  /** Leased quota blocks (CONTRACT 18): sizes and timings; tests set sweepIntervalMs 0 and sweep by hand. */
+  /** Leased quota blocks: sizes and timings; tests set sweepIntervalMs 0 and sweep by hand. */
   quotaLease?: Pick<LeaseOptions, 'floor' | 'blockSize' | 'blockTtlMs' | 'sweepIntervalMs'>;
 }
 
@@ -67,7 +67,7 @@ export interface Gateway {
   /** Buffered writers register their flush here; it runs after the last request, before the pools close. */
   closeHooks: CloseHooks;
   /**
-   * Stops as CONTRACT 17 says: refuse new connections, `/readyz` 503, let requests in flight finish
+   * Stops well: refuse new connections, `/readyz` 503, let requests in flight finish
    * for up to `graceMs`, run the close hooks, close the signal channel and the pools.
    */
   shutdown(graceMs?: number): Promise<{ cutOff: number }>;
@@ -77,7 +77,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** CONTRACT 22: a request's headers must be whole within 10 s. */
+/** A request's headers must be whole within 10 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
 
 /** The composition root: config -> pool -> stores -> services -> app -> listen. */
@@ -150,8 +150,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // built by the first request that needs it.
   const oauth = createOAuthHolder();
   const closeHooks = createCloseHooks();
-  // Expired codes, sessions, interactions and tokens, and clients never authorized, go hourly
-  // (CONTRACT 22); every instance sweeps, and a sweep that finds nothing costs two indexed deletes.
+  // Expired codes, sessions, interactions and tokens, and clients never authorized, go hourly;
+  // every instance sweeps, and a sweep that finds nothing costs two indexed deletes.
   const stopOAuthSweep = (opts.every ?? systemEvery)(OAUTH_SWEEP_MS, async () => {
     try {
       const swept = await grants.sweep();
@@ -169,7 +169,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   closeHooks.add('leased-quota', () => quota.close());
   const tracker = createRequestTracker();
   const upstream = config.upstream.url ? createUpstream(config.upstream.url, { timeoutMs: config.upstream.timeoutMs }) : null;
-  // One count per caller for REST forwards and MCP tool calls together (CONTRACT 22).
+  // One count per caller for REST forwards and MCP tool calls together.
   const slots = callerSlots(config.upstream.maxConcurrentPerCaller);
 
   const { app, routes } = createApp({
@@ -186,7 +186,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     ],
   });
 
-  // CONTRACT 22: headers whole within 10 s (Node's own default is a minute, checked every 30 s, so a
+  // Headers whole within 10 s (Node's own default is a minute, checked every 30 s, so a
   // slow-headers client held its socket about 66 s); past server.maxConnections Node closes a new
   // connection at once, so a flood of idle sockets cannot take every file descriptor.
   const headersTimeout = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;

@@ -108,7 +108,7 @@ export async function main(argv: string[], entry: CliEntry): Promise<number> {
     if (subs && !Object.hasOwn(subs, args[0] ?? '')) throw new UsageError(`${args[0] ? `unknown subcommand "${args[0]}"\n` : ''}${known.usage}`);
     const config = loadConfig({ argv });
     if (command === 'policy') {
-      // Every policy command reads the configuration serve reads (CONTRACT 13); output arrives as
+      // Every policy command reads the configuration serve reads; output arrives as
       // whole lines, and --config was read above and is no subcommand's flag.
       const policyIo = { ...io, stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s), policy: config.policy };
       if (!isLiveCommand(args[0])) return await runPolicyCommand(args, policyIo);

@@ -7,7 +7,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Over the limit, the rest of the body is not worth reading: the connection closes after the answer. */
 export const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.', {}, { closeConnection: true });
 
-/** A body that sends nothing for this long is given up on (CONTRACT 17). */
+/** A body that sends nothing for this long is given up on. */
 export const BODY_IDLE_MS = 10_000;
 
 /** A duration as a person reads it in a problem's detail. */

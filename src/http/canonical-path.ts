@@ -2,7 +2,7 @@ import type { Next } from 'koa';
 import { AppError } from '../errors.ts';
 import type { GatewayContext } from './state.ts';
 
-// CONTRACT section 5.6: a path is decided in one canonical spelling, so that no other spelling of
+// A path is decided in one canonical spelling, so that no other spelling of
 // it (dot segments, doubled slashes, encoded letters, a trailing slash) reaches what the canonical
 // one is refused. What cannot be made canonical safely is refused outright.
 
@@ -21,7 +21,7 @@ function trailingDotOrSpace(seg: string): boolean {
   return /[.\s\u200b\u2060\ufeff]$/u.test(plain);
 }
 
-// CONTRACT 22: an upstream that compares paths without regard to case may do it the Unicode way:
+// An upstream that compares paths without regard to case may do it the Unicode way:
 // Java's equalsIgnoreCase reads "ſ" (U+017F) as "s", the Kelvin sign (U+212A) as "k", "ı" as "i";
 // a framework that applies NFKC reads fullwidth "Ａ" as "A" and "／" as "/". Folding such a path
 // ourselves and deciding on the fold would still forward the original spelling, whose meaning then

@@ -14,7 +14,7 @@ import { mcpOperations } from '../mcp/routes.ts';
 import * as s from './openapi-schemas.ts';
 import { statusOfCode } from './problem.ts';
 
-// GET /api/openapi.json (CONTRACT 14): every route the gateway serves itself, generated from the
+// GET /api/openapi.json: every route the gateway serves itself, generated from the
 // zod schemas that validate the requests (zod 4's z.toJSONSchema) and the ones in
 // openapi-schemas.ts that describe the answers, with the problem codes each route can answer.
 

@@ -6,7 +6,7 @@ import type { QuotaOutcome } from '../services/quota.ts';
 import type { UsageCounted } from '../services/usage.ts';
 import type { GatewayContext } from './state.ts';
 
-/** The response fields of CONTRACT section 7: the IETF draft's and the older ones. */
+/** The quota's response fields: the IETF draft's and the older ones. */
 export function rateLimitHeaders(q: QuotaOutcome): Record<string, string> {
   return {
     'RateLimit-Policy': `"day";q=${q.limit};w=86400`,
@@ -29,7 +29,7 @@ export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, 
     const now = clock();
     const outcome = await quota.spend(caller.key.id, caller.key.requestQuota, now);
     // Usage history records what the quota counted: a request the counter store never answered is
-    // not in it. An OAuth token's "key" is its grant, whose usage is kept apart (CONTRACT 22).
+    // not in it. An OAuth token's "key" is its grant, whose usage is kept apart.
     onCounted?.(caller.grant ? { subject: 'grant', id: caller.grant.id } : { subject: 'key', id: caller.key.id }, now, !outcome.allowed);
     // Set before refusing, so the 429 carries them too: the problem writer keeps headers already set.
     ctx.set(rateLimitHeaders(outcome));

@@ -4,7 +4,7 @@ import type { Caller } from '../http/state.ts';
 import { errorHeaders } from '../http/problem.ts';
 import { quoted } from '../http/host.ts';
 
-// On /api/mcp every refusal takes the OAuth form (CONTRACT section 8), so MCP clients know to look
+// On /api/mcp every refusal takes the OAuth form, so MCP clients know to look
 // for credentials at the protected-resource metadata. A store outage stays a 503.
 
 const REFUSALS = new Set(['UNAUTHENTICATED', 'INVALID_API_KEY', 'FORBIDDEN', 'QUOTA_EXCEEDED', 'USER_BANNED']);

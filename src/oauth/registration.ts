@@ -1,4 +1,4 @@
-// What a client may register (CONTRACT 22), as pure rules: what an anonymous caller may store with
+// What a client may register, as pure rules: what an anonymous caller may store with
 // one registration, and which redirect URIs are accepted. The route (http/routes/oauth.ts) reads
 // the body within the bound and turns a refusal into a problem that also carries RFC 7591's `error`;
 // the provider (provider.ts) applies the redirect rule to every registration.

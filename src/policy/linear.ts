@@ -1,4 +1,4 @@
-// Whether a path regular expression runs in time linear in the path (CONTRACT 21). V8 backtracks,
+// Whether a path regular expression runs in time linear in the path. V8 backtracks,
 // so a pattern such as `^/api/reports/(a+)+b$` lets one 30-character path block the event loop for
 // seconds. The pattern is parsed by a real parser (@eslint-community/regexpp) and its tree checked
 // for what makes a backtracking engine super-linear, and for what an RE2-class engine refuses.

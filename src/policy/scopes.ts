@@ -1,4 +1,4 @@
-// The scopes a key may hold, declared as data (policies/scopes.yaml, CONTRACT 12), and the one
+// The scopes a key may hold, declared as data (policies/scopes.yaml), and the one
 // spelling of held permissions every part of the gateway shares: the request attributes the policy
 // matches, the names a refusal and `x-keygate-permissions` use, and how a create body is checked.
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
@@ -125,7 +125,7 @@ export function scopeLines(text: string): Map<string, number> {
   return out;
 }
 
-/** `S` for a scope whose only action is `access`, `S:A` otherwise (CONTRACT 12). */
+/** `S` for a scope whose only action is `access`, `S:A` otherwise. */
 export function spell(catalog: ScopeCatalog | null, scope: string, action: string): string {
   const declared = catalog?.get(scope);
   const accessOnly = declared ? declared.actions.length === 1 && declared.actions[0] === 'access' : action === 'access';
@@ -211,7 +211,7 @@ export function resolveGrant(catalog: ScopeCatalog, features: FeatureSwitches, i
   const wanted = new Map<string, { path: string; actions: string[] }>();
   for (const [scope, actions] of Object.entries(input.permissions ?? {})) wanted.set(scope, { path: `permissions.${scope}`, actions });
   for (const shorthand of ['ai', 'mcp'] as const) {
-    // The shorthand and permissions must say the same thing (CONTRACT 22): `mcp: false` beside
+    // The shorthand and permissions must say the same thing: `mcp: false` beside
     // `permissions.mcp` was read as a grant, so a client that shows the flag showed the wrong one.
     const listed = input.permissions?.[shorthand];
     if (input[shorthand] === false && listed !== undefined) {

@@ -30,7 +30,7 @@ export interface AccountsDeps {
   sessionTtlDays: number;
   /** This instance's cache of verified keys, told after a change to whether a user's keys work. */
   forget?: Forget;
-  /** Bounds password guesses (CONTRACT 22); the gateway always sets it, the CLI signs no one in. */
+  /** Bounds password guesses; the gateway always sets it, the CLI signs no one in. */
   signInThrottle?: SignInThrottle;
 }
 

@@ -34,7 +34,7 @@ export interface GrantServiceDeps {
   counters: CounterStore;
 }
 
-/** Registrations one client address may make per minute (CONTRACT 22). */
+/** Registrations one client address may make per minute. */
 export const REGISTRATIONS_PER_MINUTE = 20;
 const DAY_SECONDS = 86_400;
 
@@ -68,7 +68,7 @@ export function createGrantService({ pool, clock, config, counters }: GrantServi
      * After consent: checks the owner's limits, has the library save its grant (`save` answers its
      * id), and makes it one the person can see and revoke. A grant carries a daily quota of its
      * own, so each one is spent like a key create: it counts toward `maxCreatesPerDay` (Variant A,
-     * the same counter) and live grants toward `oauth.maxGrantsPerUser` (CONTRACT 22).
+     * the same counter) and live grants toward `oauth.maxGrantsPerUser`.
      */
     async recordGrant(g: { userId: string; clientId: string; clientName: string; save: () => Promise<string> }, meta: RequestMeta): Promise<GrantView> {
       const now = clock();

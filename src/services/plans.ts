@@ -1,6 +1,6 @@
 import { keysOn, type Config } from '../config.ts';
 
-// The request quota stamped on a key at creation (spec section 8). Pure: the caller looks the
+// The request quota stamped on a key at creation. Pure: the caller looks the
 // plans up and hands them in.
 
 export interface QuotaSource {

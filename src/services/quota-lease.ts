@@ -4,9 +4,9 @@ import type { CounterStore } from '../store/counters.ts';
 import { utcDayStart } from '../store/counters.ts';
 import { evaluateQuota, quotaCounterName, spendQuota, type QuotaOutcome } from './quota.ts';
 
-// CONTRACT 18: while a key has more than `floor` requests left in the window, this instance spends
+// While a key has more than `floor` requests left in the window, this instance spends
 // from a block leased in one atomic call instead of a counter round trip per request. The last
-// `floor` requests are never leased, so they are counted one by one exactly as CONTRACT 7 shows
+// `floor` requests are never leased, so they are counted one by one, exactly as an unleased key
 // (2, 1, 0, 429). Every block comes back within `blockTtlMs + sweepIntervalMs` (5 s by default):
 // spent, or its unspent part handed back by the sweep. A key's first request (and the first after a
 // quiet spell of a block's lifetime) is counted one by one; only a key that comes back leases.

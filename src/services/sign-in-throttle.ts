@@ -3,7 +3,7 @@ import type { Clock } from './clock.ts';
 import { AppError } from '../errors.ts';
 import { sha256 } from './secrets.ts';
 
-// CONTRACT 22: sign-in takes a bounded number of guesses. After 10 failed attempts for one e-mail in
+// Sign-in takes a bounded number of guesses. After 10 failed attempts for one e-mail in
 // a 15-minute window, or 50 from one client address, further attempts answer 429 until the window
 // passes, even with the right password (else the 429 itself would tell a guesser when they hit).
 // Counted in the shared counter store, so every instance sees the same count; a store that does not

@@ -4,7 +4,7 @@ import * as usage from '../store/usage.ts';
 import { systemEvery, type Clock, type Every } from './clock.ts';
 import { notFound, StoreUnavailableError } from '../errors.ts';
 
-// Daily usage per key and per OAuth grant (CONTRACT 14, 22): each instance tallies in memory what
+// Daily usage per key and per OAuth grant: each instance tallies in memory what
 // the quota counted, and writes the tallies in one statement per table every few seconds and on
 // close. A write per request would cost as much as the request itself
 // (notes/performance-baselines.md), with either counter store. Reading never writes: what this

@@ -43,7 +43,7 @@ return v`;
  * daily counter while holding the owner's row lock (the daily limit and the key limit are checked
  * together), so with a frozen Redis parallel creates of one owner would each add a command timeout
  * to the next one's wait; with the window, a create that got the lock after another one timed out
- * answers 503 at once (CONTRACT 17: every answer within 2 s; test/faults/redis.test.ts). Kept per
+ * answers 503 at once (every answer within 2 s; test/faults/redis.test.ts). Kept per
  * counter, not per store, so a dead Cluster shard does not refuse the counters of the others.
  */
 export const REDIS_FAIL_FAST_MS = 1_000;

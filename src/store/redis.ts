@@ -25,7 +25,7 @@ const failFast: RedisOptions = {
   // Auto-pipelined commands wait while the previous pipeline to the same node is unanswered, so a
   // Redis that stops answering makes a command wait up to two timeouts. A key create also spends
   // database time around its counter call, so 2 x 500 ms leaves room for it within the 2 s of
-  // CONTRACT 17 (750 ms let a create on a loaded machine take 2.4 s, test/faults/redis.test.ts).
+  // which every answer is due (750 ms let a create on a loaded machine take 2.4 s, test/faults/redis.test.ts).
   commandTimeout: 500,
   connectTimeout: 1000,
   retryStrategy: (times) => Math.min(times * 100, 1000),

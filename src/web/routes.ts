@@ -26,7 +26,7 @@ export function pageConfig(config: Config, scopes: Pick<ScopeCatalog, 'list'> = 
     keys: k
       ? {
           variant: k.variant,
-          // Variant B's create body has no scopes, so it never offers them (spec 9).
+          // Variant B's create body has no scopes, so it never offers them.
           scopes: offeredScopes(config.surface, scopes),
           maxKeysPerUser: k.variant === 'A' ? k.maxKeysPerUser : null,
           maxCreatesPerDay: k.variant === 'A' ? k.maxCreatesPerDay : null,

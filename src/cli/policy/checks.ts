@@ -1,4 +1,4 @@
-// The safety net in front of every change to the live policy (CONTRACT 13): lint, then the suites
+// The safety net in front of every change to the live policy: lint, then the suites
 // in the tests/ folder beside the policy file, each against the texts about to go live rather than
 // whatever is on disk under the names the suites use.
 import { dirname, join, resolve } from 'node:path';

@@ -233,7 +233,7 @@ async function lintFile(io: CliIo, policyPath: string, catalog: ScopeCatalog | n
 
 export async function lintCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { scopes: { type: 'string' } } });
-  // Run by `keygate`, the configured files are the default (CONTRACT 13); called bare, every file in policies/.
+  // Run by `keygate`, the configured files are the default; called bare, every file in policies/.
   const configured = io.policy && positionals.length === 0 ? io.policy : undefined;
   let total = 0;
   // Named files are checked as what they are: a scopes file with the policies beside it, a suite by loading it.

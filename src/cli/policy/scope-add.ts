@@ -1,4 +1,4 @@
-// `keygate policy scope add NAME --route "METHODS PATH" …` (CONTRACT 21): a scope for a router in
+// `keygate policy scope add NAME --route "METHODS PATH" …`: a scope for a router in
 // one command. It declares the scope, writes the lines refusing keys that lack it and the suite
 // cases proving them, then runs lint and the suites, so what the operator reviews is one diff.
 import { existsSync } from 'node:fs';

@@ -21,7 +21,7 @@ const subjectHint = 'a subject is session, key, anonymous or { kind, permissions
 const subject = z.union([kind, subjectObject], { error: subjectHint });
 const method = z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET');
 
-// The gateway asks about canonical paths only (CONTRACT 5.6); a case written otherwise would test
+// The gateway asks about canonical paths only; a case written otherwise would test
 // a request the policy never sees.
 const canonicalPath = z
   .string()

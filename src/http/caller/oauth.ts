@@ -6,7 +6,7 @@ import type { OAuthHolder } from '../../oauth/holder.ts';
 import { holdsToken, isTokenShaped } from '../../oauth/token-format.ts';
 import type { Resolver } from './resolve.ts';
 
-// An OAuth access token is a credential on the MCP endpoint only (CONTRACT 15). Anywhere else this
+// An OAuth access token is a credential on the MCP endpoint only. Anywhere else this
 // resolver answers "not mine" and the token is nothing: the request is decided by whatever else it
 // carries. It acts as the grant's owner with the `mcp` permission alone, as subject `key`, so every
 // policy line about keys applies to it too.
@@ -29,7 +29,7 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
     const value = m[1]!;
     if (keyPrefix !== null && looksLikeKey(value, keyPrefix)) return null;
     // A value without our mark was never issued here: refused without building the library or
-    // asking the store (CONTRACT 22).
+    // asking the store.
     if (!isTokenShaped(value)) throw invalidToken();
     const live = await oauth.runtime();
     if (!live) return null;
@@ -72,9 +72,9 @@ function authorizationTexts(value: string): string[] {
 /**
  * Before anything is forwarded: an Authorization that carries a keygate key or a token keygate
  * issued, in any spelling (after `Bearer` or `DPoP` in any case, bare, beside other credentials,
- * inside Basic), never reaches the upstream, on any route and whether or not OAuth is on
- * (CONTRACT 15, 22); any other Authorization passes untouched. Both are recognised by their shape
- * and checksum, so this costs no lookup.
+ * inside Basic), never reaches the upstream, on any route and whether or not OAuth is on; any
+ * other Authorization passes untouched. Both are recognised by their shape and checksum, so this
+ * costs no lookup.
  */
 export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'surface'>) {
   const keyPrefix = keysOn(config)?.prefix ?? null;

@@ -7,7 +7,7 @@ import { forwardHeaders, relay, type Upstream } from './upstream.ts';
 export const CONTENT_PATH = '/v1/content';
 
 /**
- * `/v1/content` is guarded by one shared secret (spec 1.9), not by users or keys: an x-api-key
+ * `/v1/content` is guarded by one shared secret, not by users or keys: an x-api-key
  * never opens it, and the upstream sees no identity.
  */
 export function contentRoute(upstream: Upstream | null, contentApiKey: string | null) {

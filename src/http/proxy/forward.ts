@@ -9,7 +9,7 @@ import { forwardHeaders, type PermissionSpelling } from './headers.ts';
 import { gatewayTimeout, relay, type Upstream, type UpstreamAnswer } from './upstream.ts';
 import type { CallerSlots } from './concurrency.ts';
 
-// Forwards allowed requests that no local route answered, bounded in every direction (CONTRACT 17):
+// Forwards allowed requests that no local route answered, bounded in every direction:
 // how many one caller holds, how long the body may go quiet or take, how long the upstream may
 // take to answer, and a client that hangs up takes its upstream connection down with it.
 
@@ -19,7 +19,7 @@ export interface ForwardLimits {
   maxConcurrentPerCaller: number;
   /** A body that sends nothing for this long gets 408. */
   bodyIdleMs: number;
-  /** The callers' slots, shared with the MCP tools' forwards (CONTRACT 22); default: this forwarder's own. */
+  /** The callers' slots, shared with the MCP tools' forwards; default: this forwarder's own. */
   slots?: CallerSlots;
 }
 

@@ -59,14 +59,14 @@ function stripSessionCookie(cookie: string | undefined): string | null {
   return kept.length ? kept.join('; ') : null;
 }
 
-/** How held permissions are spelled for the upstream: `S`, or `S:A` per action (CONTRACT 12). */
+/** How held permissions are spelled for the upstream: `S`, or `S:A` per action. */
 export type PermissionSpelling = (permissions: VerifiedKey['permissions']) => string[];
 
 export function identityHeaders(caller: Caller, spell: PermissionSpelling): Record<string, string> {
   if (caller.kind === 'anonymous') return {};
   const h: Record<string, string> = { 'x-keygate-user-id': caller.user.id, 'x-keygate-subject': caller.kind };
   if (caller.kind === 'key') {
-    // An OAuth access token acts as its grant, not as a key (CONTRACT 15).
+    // An OAuth access token acts as its grant, not as a key.
     if (caller.grant) {
       h['x-keygate-subject'] = 'oauth';
       h['x-keygate-grant-id'] = caller.grant.id;

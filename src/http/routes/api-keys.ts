@@ -11,9 +11,9 @@ import { requireUser } from './callers.ts';
 
 export const name = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters').regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
 // Only the shape is checked here; which scopes and actions exist is the policy's scopes file, read
-// by the key service at the time of the create (CONTRACT 12).
+// by the key service at the time of the create.
 const permissions = z.record(z.string().max(64), z.array(z.string().max(64)).max(32)).refine((p) => Object.keys(p).length <= 64, 'at most 64 scopes');
-// Expiry at creation (CONTRACT 14): seconds from now, or an instant; "not both" and the bounds that
+// Expiry at creation: seconds from now, or an instant; "not both" and the bounds that
 // depend on the clock and maxLifetimeDays are the service's (services/keys/expiry.ts).
 const expiry = {
   expiresIn: z.number().int().min(3600, 'must be at least 3600 seconds').max(31_536_000, 'must be at most 31536000 seconds (a year)').optional(),

@@ -41,7 +41,7 @@ export const authOperations = {
 
 export interface AuthRoutesDeps { accounts: AccountService; signUp: boolean; secureCookies: boolean }
 
-/** The auth layer's account and organization endpoints (CONTRACT section 4). */
+/** The auth layer's account and organization endpoints. */
 export function authRoutes({ accounts, signUp, secureCookies }: AuthRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
 
@@ -126,7 +126,7 @@ export function authRoutes({ accounts, signUp, secureCookies }: AuthRoutesDeps):
     ctx.body = { organizations: await accounts.listOrganizations(caller.user.id) };
   });
 
-  // A key never has an active organization (spec 5.5: it acts for its owner only).
+  // A key never has an active organization (it acts for its owner only).
   serve(router, ops.activeMember, async (ctx) => {
     const caller = requireUser(ctx);
     const orgId = caller.kind === 'session' ? caller.session.activeOrganizationId : null;

@@ -31,7 +31,7 @@ export function keyLifeOperations(variant: KeyVariant) {
   } satisfies Record<string, Operation>;
 }
 
-/** Rotation and usage history of a key (CONTRACT 14); the policy decides who reaches them. */
+/** Rotation and usage history of a key; the policy decides who reaches them. */
 export function keyLifeRoutes({ rotation, usage, variant }: KeyLifeRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
 

@@ -13,7 +13,7 @@ export const oauthGrantOperations = {
   revoke: { method: 'delete', path: '/oauth/grants/:id', tag: 'oauth', summary: 'Revoke a connected app and every token of its grant', ok: { status: 204, schema: null }, problems: ['NOT_FOUND'], security: 'session' },
 } satisfies Record<string, Operation>;
 
-/** Connected apps (CONTRACT 15): the MCP clients a person has let act as them, session only. */
+/** Connected apps: the MCP clients a person has let act as them, session only. */
 export function oauthGrantRoutes({ grants }: OAuthGrantRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
 

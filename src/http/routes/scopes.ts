@@ -21,7 +21,7 @@ export function offeredScopes(surface: Surface, catalog: Pick<ScopeCatalog, 'lis
   return (offers ? catalog.list : []).map((s) => ({ name: s.name, label: s.label, description: s.description, actions: [...s.actions], available: featureOn(s, surface.features) }));
 }
 
-/** `GET /scopes`: what a key may be given, for clients and the page (CONTRACT 12). */
+/** `GET /scopes`: what a key may be given, for clients and the page. */
 export function scopeRoutes({ policy, config }: ScopeRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   serve(router, scopeOperations.list, (ctx) => {

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.ts';
 
-// When a key stops working (CONTRACT 14). Pure: the caller hands in the clock's time and the
+// When a key stops working. Pure: the caller hands in the clock's time and the
 // operator's maxLifetimeDays.
 
 export const MIN_LIFETIME_SECONDS = 3600;
@@ -50,7 +50,7 @@ export function expiryAtCreate(choice: ExpiryChoice, now: Date, maxLifetimeDays:
 /**
  * A successor keeps its predecessor's lifetime length; a key that had none gets the operator's
  * policy. A successor is a new key, so a year at most, as at creation: an expiry moved far out by
- * the update route would otherwise be answered with a five-digit year (CONTRACT 22).
+ * the update route would otherwise be answered with a five-digit year.
  */
 export function successorExpiry(old: { created_at: Date; expires_at: Date | null }, now: Date, maxLifetimeDays: number | undefined): Date | null {
   if (old.expires_at) {

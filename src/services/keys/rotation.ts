@@ -12,7 +12,7 @@ import { type Actor, mint } from './mint.ts';
 import { keyView } from './service.ts';
 import type { ApiKeyView } from './types.ts';
 
-// Rotation (CONTRACT 14): a successor with the same name and permissions, a quota stamped anew from
+// Rotation: a successor with the same name and permissions, a quota stamped anew from
 // the owner's plan (how a user picks up a new plan's ceiling), the same lifetime length; the old key
 // works until the grace period ends. The change, its audit entry and the signal commit together.
 

@@ -156,7 +156,7 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
     async updateKey(userId: string, keyId: string, input: UpdateInput): Promise<ApiKeyView> {
       requireEnabled();
       const now = clock();
-      // Any instant, the past included: that is how an owner expires a key now (CONTRACT 14).
+      // Any instant, the past included: that is how an owner expires a key now.
       if (input.expiresAt !== undefined) lifetimeBoundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
       const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
         const updated = await keys.updateKey(tx, keyId, userId, input, now);
