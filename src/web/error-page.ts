@@ -12,7 +12,9 @@ import { pageConfig } from './routes.ts';
 // every API client keeps the problem documents it parses.
 
 const wordsFor: Record<number, { title: string; text: string }> = {
-  403: { title: 'Not for you', text: 'You are signed in, but this page is not open to your account.' },
+  // The policy refuses a path before any router is asked, so a page that does not exist and one
+  // closed to this account look alike here; the words cover both without telling them apart.
+  403: { title: 'Page not available', text: 'There is no page at this address, or it is not open to your account.' },
   404: { title: 'Page not found', text: 'There is no page at this address.' },
   405: { title: 'Page not found', text: 'There is no page at this address.' },
 };

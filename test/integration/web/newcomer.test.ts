@@ -40,7 +40,7 @@ describe('a newcomer with a browser', () => {
       const res = await client.get('/no/such/page', browser);
       expect(res.status).to.be.oneOf([403, 404]);
       expect(res.headers['content-type']).to.match(/^text\/html/);
-      expect(res.text).to.match(/<h1>(Page not found|Not for you)<\/h1>/);
+      expect(res.text).to.match(/<h1>(Page not found|Page not available)<\/h1>/);
       expect(res.headers['content-security-policy']).to.contain("default-src 'none'");
     });
   });
