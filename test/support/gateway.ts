@@ -135,3 +135,19 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     },
   };
 }
+
+/**
+ * The hooks most suites open with: a gateway started before the suite (or before each test, with
+ * `each`) and stopped after it; `use` is handed it once it is up.
+ */
+export function useGateway(opts: TestGatewayOptions, use: (gw: TestGateway) => void, scope: 'suite' | 'each' = 'suite'): void {
+  let gw: TestGateway | undefined;
+  (scope === 'each' ? beforeEach : before)(async () => {
+    gw = await startTestGateway(opts);
+    use(gw);
+  });
+  (scope === 'each' ? afterEach : after)(async () => {
+    await gw?.stop();
+    gw = undefined;
+  });
+}

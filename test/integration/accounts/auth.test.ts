@@ -1,14 +1,11 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { expectNoSecrets } from '../../support/secrets.ts';
 
 describe('accounts: the auth layer', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway();
-  });
-  after(async () => gw.stop());
+  useGateway({}, (g) => (gw = g));
 
   describe('sign-up', () => {
     it('creates the user, answers 201 with the user and sets an HttpOnly SameSite=Lax session cookie', async () => {

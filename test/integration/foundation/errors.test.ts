@@ -1,15 +1,12 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { serverUrl } from '../../support/db.ts';
 import { Client, signUp } from '../../support/http.ts';
 
 describe('errors the client did not cause', () => {
   let gw: TestGateway;
-  beforeEach(async () => {
-    gw = await startTestGateway();
-  });
-  afterEach(async () => gw.stop());
+  useGateway({}, (g) => (gw = g), 'each');
 
   it('an unexpected error is a 500 problem with no stack or SQL, logged with the request id', async () => {
     const { client } = await signUp(gw.url);

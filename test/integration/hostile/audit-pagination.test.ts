@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 
 // Keyset pages must follow the number, not its text: ordered as text, "9" sorts above "18", and a
@@ -9,10 +9,7 @@ interface Page { status: number; body: { entries: { id: string }[]; nextCursor: 
 
 describe('the admin audit log with more than 20 entries', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway();
-  });
-  after(async () => gw.stop());
+  useGateway({}, (g) => (gw = g));
 
   it('pages of 3 list every entry exactly once, newest first, across the 9 -> 10 and 99 -> 100 boundaries', async () => {
     const admin = await signUp(gw.url, { name: 'Auditor' });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { rawRequest, type RawReply } from './raw.ts';
 
 // With publicUrl unset the gateway names itself after the request's Host. A spoofed Host written
@@ -15,10 +15,7 @@ function get(gw: TestGateway, path: string, host: string | null, extra: string[]
 describe('hostile Host headers', () => {
   describe('with publicUrl unset', () => {
     let gw: TestGateway;
-    before(async () => {
-      gw = await startTestGateway({ config: { mcpServer: { enabled: true } } });
-    });
-    after(async () => gw?.stop());
+    useGateway({ config: { mcpServer: { enabled: true } } }, (g) => (gw = g));
 
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp']) {
       it(`GET ${path} names the issuer, never the Host it was asked with, and is never stored by a cache`, async () => {
@@ -80,10 +77,7 @@ describe('hostile Host headers', () => {
 
   describe('with publicUrl set', () => {
     let gw: TestGateway;
-    before(async () => {
-      gw = await startTestGateway({ config: { mcpServer: { enabled: true }, publicUrl: 'https://api.example.com' } });
-    });
-    after(async () => gw?.stop());
+    useGateway({ config: { mcpServer: { enabled: true }, publicUrl: 'https://api.example.com' } }, (g) => (gw = g));
 
     it('the metadata names publicUrl whatever the Host, and may be cached publicly', async () => {
       const res = await get(gw, '/.well-known/oauth-protected-resource', 'evil.example');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { expectNoSecrets } from '../../support/secrets.ts';
 
@@ -11,10 +11,7 @@ async function signUpAdmin(gw: TestGateway) {
 
 describe('API keys: audit, admin and secrets', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { mcpServer: { enabled: true } } });
-  });
-  after(async () => gw.stop());
+  useGateway({ config: { mcpServer: { enabled: true } } }, (g) => (gw = g));
 
   describe('audit entries', () => {
     it('a create writes API_KEY_CREATED with actor, owner, key id, time, IP and user agent', async () => {

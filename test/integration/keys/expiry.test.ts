@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
 const HOUR = 3600_000;
@@ -13,10 +13,7 @@ async function keyCount(gw: TestGateway, userId: string): Promise<number> {
 describe('API keys: expiry at creation (CONTRACT 14)', () => {
   describe('without maxLifetimeDays (Variant A)', () => {
     let gw: TestGateway;
-    before(async () => {
-      gw = await startTestGateway();
-    });
-    after(async () => gw.stop());
+    useGateway({}, (g) => (gw = g));
 
     it('expiresIn sets expiresAt that many seconds ahead, and the key stops working then', async () => {
       const { client } = await signUp(gw.url);
@@ -82,10 +79,7 @@ describe('API keys: expiry at creation (CONTRACT 14)', () => {
     for (const variant of ['A', 'B'] as const) {
       describe(`under Variant ${variant}`, () => {
         let gw: TestGateway;
-        before(async () => {
-          gw = await startTestGateway({ config: { apiKeys: { variant, maxLifetimeDays: 30 } } });
-        });
-        after(async () => gw.stop());
+        useGateway({ config: { apiKeys: { variant, maxLifetimeDays: 30 } } }, (g) => (gw = g));
 
         it('a create without expiry gets now + 30 days', async () => {
           const { client } = await signUp(gw.url);
@@ -122,10 +116,7 @@ describe('API keys: expiry at creation (CONTRACT 14)', () => {
 
   describe('expiresSoon in the list', () => {
     let gw: TestGateway;
-    before(async () => {
-      gw = await startTestGateway();
-    });
-    after(async () => gw.stop());
+    useGateway({}, (g) => (gw = g));
 
     it('marks keys that stop working within 7 days, and only those', async () => {
       const { client } = await signUp(gw.url);

@@ -1,15 +1,12 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startTestGateway, useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
 const APIKEY_FIELDS = ['id', 'name', 'start', 'prefix', 'permissions', 'ai', 'mcp', 'requestQuota', 'state', 'enabled', 'expiresAt', 'createdAt', 'lastUsedAt', 'rotatedFrom', 'rotatedTo', 'expiresSoon'];
 
 describe('API keys: lifecycle over HTTP (Variant A)', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { ai: { enabled: true }, plans: { free: {}, pro: { apiRateLimit: 5000 } } } });
-  });
-  after(async () => gw.stop());
+  useGateway({ config: { ai: { enabled: true }, plans: { free: {}, pro: { apiRateLimit: 5000 } } } }, (g) => (gw = g));
 
   describe('when a signed-in user creates a key', () => {
     it('answers 201 with the ApiKey object and the plaintext once, as `key`', async () => {
@@ -261,10 +258,7 @@ describe('API keys: lifecycle over HTTP (Variant A)', () => {
 
 describe('API keys: Variant B', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { apiKeys: { enabled: true, variant: 'B' }, billingScope: 'organization', plans: { free: {}, team: { apiRateLimit: 777 } } } });
-  });
-  after(async () => gw.stop());
+  useGateway({ config: { apiKeys: { enabled: true, variant: 'B' }, billingScope: 'organization', plans: { free: {}, team: { apiRateLimit: 777 } } } }, (g) => (gw = g));
 
   it('takes only { name }: ai and mcp are unknown fields', async () => {
     const { client } = await signUp(gw.url);
@@ -300,10 +294,7 @@ describe('API keys: Variant B', () => {
 
 describe('API keys turned off (apiKeys.enabled: false)', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { apiKeys: { enabled: false } } });
-  });
-  after(async () => gw.stop());
+  useGateway({ config: { apiKeys: { enabled: false } } }, (g) => (gw = g));
 
   it('every key route answers 400 API_KEYS_DISABLED to every caller', async () => {
     const { client } = await signUp(gw.url);

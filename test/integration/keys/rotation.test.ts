@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startTestGateway, useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
 const DAY = 86_400_000;
@@ -22,10 +22,7 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<boolea
 
 describe('API keys: rotation (CONTRACT 14)', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { apiKeys: { maxKeysPerUser: 2, maxCreatesPerDay: 4 }, mcpServer: { enabled: true }, plans: { free: {}, pro: { apiRateLimit: 5000 } } } });
-  });
-  after(async () => gw.stop());
+  useGateway({ config: { apiKeys: { maxKeysPerUser: 2, maxCreatesPerDay: 4 }, mcpServer: { enabled: true }, plans: { free: {}, pro: { apiRateLimit: 5000 } } } }, (g) => (gw = g));
 
   describe('when a key is rotated with the default grace period', () => {
     it('answers 201 with a new key of the same name and permissions, linked both ways; both keys work for a day', async () => {
@@ -209,10 +206,7 @@ describe('API keys: rotation with gracePeriodSeconds 0 across two instances', ()
 
 describe('API keys: rotation under Variant B', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { apiKeys: { variant: 'B' } } });
-  });
-  after(async () => gw.stop());
+  useGateway({ config: { apiKeys: { variant: 'B' } } }, (g) => (gw = g));
 
   it('a key may rotate itself (a Variant B key is a full session)', async () => {
     const { client } = await signUp(gw.url);

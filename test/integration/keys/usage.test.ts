@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { manualEvery, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { manualEvery, startTestGateway, useGateway, type TestGateway } from '../../support/gateway.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { requireRedis } from '../../support/redis.ts';
 import { Client, signUp } from '../../support/http.ts';
@@ -147,10 +147,7 @@ describe('API keys: usage survives a gateway restart and is shared by instances'
 
 describe('API keys: who may read usage', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway();
-  });
-  after(async () => gw.stop());
+  useGateway({}, (g) => (gw = g));
 
   it("a user gets 404 for another user's key; an admin reads any key's usage; others get 403", async () => {
     const owner = await signUp(gw.url);

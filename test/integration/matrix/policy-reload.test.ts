@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { parsePolicy, ruleToCsvRow } from '../../../src/policy/rules.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startTestGateway, useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { roomyPlans, startEcho, type Echo } from './support.ts';
 
@@ -222,10 +222,7 @@ describe('policy store: seeding and reloads across instances', () => {
 
   describe('when the very first instance starts on an empty store, then it seeds the store from the policy file', () => {
     let gw: TestGateway;
-    before(async () => {
-      gw = await startTestGateway();
-    });
-    after(async () => gw?.stop());
+    useGateway({}, (g) => (gw = g));
 
     it('the store holds exactly the lines of the variant file, and the start says so', async () => {
       expect(await storedRows(gw)).to.deep.equal(await fileRows(VARIANT_A));

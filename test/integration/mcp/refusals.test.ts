@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp, type Reply } from '../../support/http.ts';
 import { expectOAuth401 as expectOAuth401At } from '../../support/oauth.ts';
 import { connectMcp, createKey, initializeMessage, rpc } from './support.ts';
@@ -10,10 +10,7 @@ import { connectMcp, createKey, initializeMessage, rpc } from './support.ts';
 
 describe('MCP server: refusals (the OAuth 401)', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { ai: { enabled: true }, plans: { free: {}, tiny: { apiRateLimit: 2 } } }, counters: 'postgres' });
-  });
-  after(async () => gw?.stop());
+  useGateway({ config: { ai: { enabled: true }, plans: { free: {}, tiny: { apiRateLimit: 2 } } }, counters: 'postgres' }, (g) => (gw = g));
 
   const expectOAuth401 = (res: Reply) => expectOAuth401At(res, gw.url);
 

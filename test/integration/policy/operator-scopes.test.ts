@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { startTestGateway, useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { startEcho, TRACE, type Echo } from '../../support/echo.ts';
 import { operatorPolicySet, shipped } from './scopes-support.ts';
@@ -170,10 +170,7 @@ describe('scopes declared as data: a new scope reaches a running second instance
 describe('scopes declared as data: Variant B offers and accepts none', function () {
   this.timeout(30_000);
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { apiKeys: { enabled: true, variant: 'B' }, ai: { enabled: true } } });
-  });
-  after(async () => gw?.stop());
+  useGateway({ config: { apiKeys: { enabled: true, variant: 'B' }, ai: { enabled: true } } }, (g) => (gw = g));
 
   it('GET /api/scopes answers { scopes: [] } to a session and to a key, and a create with permissions is 400', async () => {
     const session = (await signUp(gw.url)).client;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { examplePath, gatewayRoutes, routeMethods } from '../../../src/policy/routes.ts';
 
 // The policy CLI checks coverage against the route table in src/policy/routes.ts. This keeps
@@ -14,10 +14,7 @@ const routerExample = (p: string) => p.replace(/\/:[A-Za-z_]\w*/g, '/x').replace
 
 describe('the route table the policy tools use matches the real routers', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { mcpServer: { enabled: true } } });
-  });
-  after(async () => gw.stop());
+  useGateway({ config: { mcpServer: { enabled: true } } }, (g) => (gw = g));
 
   it('every route a router serves is in the table', () => {
     const missing = gw.routes.filter((r) => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { describeViolations, launchBrowser, openContext, screenshot, seriousViolations, type TestPage } from '../../support/browser.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client } from '../../support/http.ts';
 import { createKey, keyItem, signedUpUser } from './helpers.ts';
 
@@ -35,10 +35,7 @@ describe('web: the page follows the configuration', function () {
   for (const c of cases) {
     describe(`under ${c.what}`, () => {
       let gw: TestGateway;
-      before(async () => {
-        gw = await startTestGateway({ config: c.config });
-      });
-      after(async () => gw?.stop());
+      useGateway({ config: c.config }, (g) => (gw = g));
 
       it(`${c.ai ? 'offers' : 'does not offer'} "Allow AI access" and ${c.mcp ? 'offers' : 'does not offer'} "Allow MCP access"`, async () => {
         const t = await openDevelopers(gw);
@@ -60,10 +57,7 @@ describe('web: the page follows the configuration', function () {
 
   describe('when API keys are turned off', () => {
     let gw: TestGateway;
-    before(async () => {
-      gw = await startTestGateway({ config: { apiKeys: { enabled: false } } });
-    });
-    after(async () => gw?.stop());
+    useGateway({ config: { apiKeys: { enabled: false } } }, (g) => (gw = g));
 
     it('says so instead of showing a form, asks the API nothing about keys, and still signs out', async () => {
       const t = await openDevelopers(gw);
@@ -90,10 +84,7 @@ describe('web: the page follows the configuration', function () {
 
   describe('when sign-up is closed (auth.signUp: false)', () => {
     let gw: TestGateway;
-    before(async () => {
-      gw = await startTestGateway({ config: { auth: { signUp: false } } });
-    });
-    after(async () => gw?.stop());
+    useGateway({ config: { auth: { signUp: false } } }, (g) => (gw = g));
 
     it('shows only the sign-in form', async () => {
       const t = await openContext(browser, gw.url);

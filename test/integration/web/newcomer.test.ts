@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
 // What a newcomer meets first: the address in a browser, a mistyped page, an API route with no
@@ -9,10 +9,7 @@ const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9
 
 describe('a newcomer with a browser', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway();
-  });
-  after(async () => gw?.stop());
+  useGateway({}, (g) => (gw = g));
 
   describe('when they open the root address', () => {
     it('then an anonymous visitor is sent to the sign-in page', async () => {
@@ -70,10 +67,7 @@ describe('a newcomer with a browser', () => {
 
 describe('an MCP client whose access token is not valid', () => {
   let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ config: { publicUrl: 'http://127.0.0.1:1' } });
-  });
-  after(async () => gw?.stop());
+  useGateway({ config: { publicUrl: 'http://127.0.0.1:1' } }, (g) => (gw = g));
 
   it('then the 401 speaks of an access token, not of an API key', async () => {
     const res = await new Client(gw.url).post('/api/mcp', { jsonrpc: '2.0', id: 1, method: 'ping' }, { authorization: 'Bearer not-a-token-of-ours', accept: 'application/json, text/event-stream' });
