@@ -16,14 +16,14 @@ export const duration = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} 
 /** The body never came whole: what is left of it would be read as the next request, so the connection closes. */
 export const requestTimeout = (why: string) => new AppError('REQUEST_TIMEOUT', why, {}, { closeConnection: true });
 
-async function readRaw(ctx: Context): Promise<string> {
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
+/** The body as text, refused with `overLimit()` past `maxBytes`, declared or as it arrives. */
+export async function readBodyText(ctx: Context, maxBytes = MAX_BODY_BYTES, overLimit: () => AppError = tooLarge): Promise<string> {
+  if (Number(ctx.get('content-length') || 0) > maxBytes) throw overLimit();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
+    if (size > maxBytes) throw overLimit();
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -70,7 +70,7 @@ function protoMember(root: unknown): string | null {
 
 /** Reads a JSON body (at most 1 MiB) and validates it; an empty body counts as `{}`. */
 export async function parseBody<S extends z.ZodType>(ctx: Context, schema: S): Promise<z.infer<S>> {
-  const text = await readRaw(ctx);
+  const text = await readBodyText(ctx);
   let value: unknown = {};
   if (text.trim() !== '') {
     if (!ctx.is('json') && ctx.get('content-type')) {

@@ -5,6 +5,7 @@ import { AppError } from '../../errors.ts';
 import type { GrantService } from '../../services/oauth-grants.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
+import { readBodyText } from '../body.ts';
 import { pageHeaders } from '../../web/layout.ts';
 import { pageConfig } from '../../web/routes.ts';
 import { consentPage } from '../../web/consent.ts';
@@ -29,15 +30,7 @@ function tooLarge(): AppError {
 
 /** Reads the registration body (at most 8 KB) and checks it (oauth/registration.ts); answers the text. */
 async function readRegistration(ctx: GatewayContext): Promise<string> {
-  if (Number(ctx.get('content-length') || 0) > MAX_REGISTRATION_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_REGISTRATION_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readBodyText(ctx, MAX_REGISTRATION_BYTES, tooLarge);
   const problem = metadataProblem(text);
   if (problem) throw refused(problem);
   return text;
