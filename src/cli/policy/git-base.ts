@@ -47,7 +47,8 @@ async function readWorking(path: string): Promise<string> {
  * `ref` is an error naming it.
  */
 export async function gitSides(io: CliIo, top: string, ref: string, files: WorkingFiles): Promise<{ oldP: LoadedPolicy; newP: LoadedPolicy }> {
-  if ((await git(top, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])) === null) throw new CliError(`--base ${ref}: not a commit of the git checkout at ${top}`);
+  // A ref that starts with "-" would be read by git as an option (`--output=FILE` writes a file).
+  if (ref.startsWith('-') || (await git(top, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])) === null) throw new CliError(`--base ${ref}: not a commit of the git checkout at ${top}`);
   const atRef = async (path: string): Promise<{ text: string; name: string }> => {
     const rel = relative(top, path);
     const working = { text: await readWorking(path), name: display(io, path) };
