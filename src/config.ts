@@ -11,6 +11,21 @@ import { parseHostPorts, type RedisSetting } from './store/redis.ts';
 const POSITIVE_INT = { error: 'expected a positive integer' };
 const positiveInt = z.number(POSITIVE_INT).int(POSITIVE_INT).positive(POSITIVE_INT);
 
+/** The short windows a plan may bound beside its day, and their lengths in seconds. */
+export const RATE_WINDOWS = { '1s': 1, '10s': 10, '1m': 60, '10m': 600, '1h': 3600 } as const;
+export type RateWindow = keyof typeof RATE_WINDOWS;
+export interface RateLimitRule { window: RateWindow; limit: number }
+const rateLimitsSchema = z
+  .array(z.object({ window: z.enum(Object.keys(RATE_WINDOWS) as [RateWindow, ...RateWindow[]]), limit: positiveInt }).strict())
+  .max(4, 'at most 4 windows')
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((r, i) => {
+      if (seen.has(r.window)) ctx.addIssue({ code: 'custom', path: [i, 'window'], message: `window ${r.window} is declared twice` });
+      seen.add(r.window);
+    });
+  });
+
 const apiKeysEnabledA = z
   .object({
     enabled: z.literal(true),
@@ -66,8 +81,10 @@ export const configSchema = z
     billingScope: z.enum(['user', 'organization']).default('user'),
     defaultApiRateLimit: positiveInt.default(100),
     defaultPlan: z.string().min(1).default('free'),
+    // Windows for plans that declare none of their own.
+    defaultRateLimits: rateLimitsSchema.default([]),
     plans: z
-      .record(z.string(), z.object({ apiRateLimit: positiveInt.optional() }).strict())
+      .record(z.string(), z.object({ apiRateLimit: positiveInt.optional(), rateLimits: rateLimitsSchema.optional() }).strict())
       .default({ free: {} }),
     upstream: z
       .object({
@@ -109,6 +126,16 @@ export const configSchema = z
   .superRefine((c, ctx) => {
     if (!(c.defaultPlan in c.plans)) {
       ctx.addIssue({ code: 'custom', path: ['defaultPlan'], message: `plan "${c.defaultPlan}" is not defined in plans` });
+    }
+    // A window may not allow more than the day it sits in: checked against the day of every plan
+    // that will stamp it (the default windows against the plans without windows of their own).
+    const overDay = (rules: RateLimitRule[], day: number, path: (string | number)[]) => rules.forEach((r, i) => {
+      if (r.limit > day) ctx.addIssue({ code: 'custom', path: [...path, i, 'limit'], message: `at most the day's ${day}` });
+    });
+    for (const [name, plan] of Object.entries(c.plans)) {
+      const day = plan.apiRateLimit ?? c.defaultApiRateLimit;
+      if (plan.rateLimits) overDay(plan.rateLimits, day, ['plans', name, 'rateLimits']);
+      else overDay(c.defaultRateLimits, day, ['defaultRateLimits']);
     }
   });
 

@@ -12,6 +12,8 @@ export const apiKey = z.object({
   permissions: z.record(z.string(), z.array(z.string())),
   ai: z.boolean(), mcp: z.boolean(),
   requestQuota: z.object({ limit: z.int().positive(), window: z.literal('day') }),
+  rateLimits: z.array(z.object({ window: z.enum(['1s', '10s', '1m', '10m', '1h']), limit: z.int().positive() }))
+    .describe('Short windows beside the day, shortest first; empty when none.'),
   state: z.enum(['active', 'disabled', 'expired', 'rate-limited']),
   enabled: z.boolean(),
   expiresAt: instant.nullable(), createdAt: instant, lastUsedAt: instant.nullable(),

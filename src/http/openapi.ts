@@ -23,7 +23,7 @@ type Json = Record<string, unknown>;
 // Any route can answer these: a path that cannot be made canonical (400), a key that does not
 // authenticate or is over its quota (401, 429), a refusal by the policy or a cross-origin cookie
 // write (403), a store that does not answer (503).
-const EVERY_ROUTE: ErrorCode[] = ['VALIDATION_FAILED', 'UNAUTHENTICATED', 'INVALID_API_KEY', 'FORBIDDEN', 'QUOTA_EXCEEDED', 'SERVICE_UNAVAILABLE'];
+const EVERY_ROUTE: ErrorCode[] = ['VALIDATION_FAILED', 'UNAUTHENTICATED', 'INVALID_API_KEY', 'FORBIDDEN', 'QUOTA_EXCEEDED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'];
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;

@@ -8,7 +8,8 @@ import * as store from '../store/oauth.ts';
 import type { RequestMeta, UserRecord } from './accounts.ts';
 import type { Clock } from './clock.ts';
 import { AppError, notFound } from '../errors.ts';
-import { stampedQuota } from './plans.ts';
+import { stampedLimits } from './plans.ts';
+import type { RateLimitRule } from '../config.ts';
 import { createsCounter, failedCreate } from './keys/mint.ts';
 
 // A grant is one person's consent to one MCP client. Its tokens live in oidc-provider's storage;
@@ -21,7 +22,7 @@ export interface GrantView { id: string; clientId: string; clientName: string; c
 /** What a presented access token is, as far as the library can tell: nothing of ours yet. */
 export interface IssuedToken { grantId: string; accountId: string; scopes: string[]; audience: string[] }
 
-export interface VerifiedGrant { id: string; clientId: string; clientName: string; requestQuota: number }
+export interface VerifiedGrant { id: string; clientId: string; clientName: string; requestQuota: number; rateLimits: RateLimitRule[] }
 
 export type TokenResult =
   | { status: 'valid'; grant: VerifiedGrant; owner: UserRecord }
@@ -30,7 +31,7 @@ export type TokenResult =
 export interface GrantServiceDeps {
   pool: Pool;
   clock: Clock;
-  config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit' | 'oauth'>;
+  config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit' | 'defaultRateLimits' | 'oauth'>;
   counters: CounterStore;
 }
 
@@ -92,9 +93,9 @@ export function createGrantService({ pool, clock, config, counters }: GrantServi
           }
           const owner = await findUserById(tx, g.userId);
           if (!owner) throw notFound('account');
-          const requestQuota = stampedQuota(config, { ownerPlan: owner.plan, activeOrganizationPlan: null, hasActiveOrganization: false });
+          const { requestQuota, rateLimits } = stampedLimits(config, { ownerPlan: owner.plan, activeOrganizationPlan: null, hasActiveOrganization: false });
           const id = await g.save();
-          const row = await store.insertGrant(tx, { id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, requestQuota });
+          const row = await store.insertGrant(tx, { id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, requestQuota, rateLimits });
           await insertAuditEntry(tx, { type: 'OAUTH_GRANT_CREATED', actorUserId: g.userId, ownerUserId: g.userId, keyId: null, grantId: id, ...meta });
           return view(row);
         });
@@ -162,7 +163,7 @@ export function createGrantService({ pool, clock, config, counters }: GrantServi
       touch(row.id);
       return {
         status: 'valid',
-        grant: { id: row.id, clientId: row.client_id, clientName: row.client_name, requestQuota: row.request_quota },
+        grant: { id: row.id, clientId: row.client_id, clientName: row.client_name, requestQuota: row.request_quota, rateLimits: row.rate_limits ?? [] },
         owner: { id: row.user_id, email: row.owner_email, name: row.owner_name, role: row.owner_role, banned: false, plan: row.owner_plan },
       };
     },

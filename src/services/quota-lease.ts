@@ -2,7 +2,8 @@ import type { QuotaBlockStore } from '../store/quota-blocks.ts';
 import type { Clock } from './clock.ts';
 import type { CounterStore } from '../store/counters.ts';
 import { utcDayStart } from '../store/counters.ts';
-import { evaluateQuota, quotaCounterName, spendQuota, type QuotaOutcome } from './quota.ts';
+import { evaluateQuota, quotaCounterName, spendQuota, spendWithWindows, type QuotaOutcome } from './quota.ts';
+import type { RateLimitRule } from '../config.ts';
 
 // While a key has more than `floor` requests left in the window, this instance spends
 // from a block leased in one atomic call instead of a counter round trip per request. The last
@@ -12,7 +13,8 @@ import { evaluateQuota, quotaCounterName, spendQuota, type QuotaOutcome } from '
 // quiet spell of a block's lifetime) is counted one by one; only a key that comes back leases.
 
 export interface QuotaSpender {
-  spend(keyId: string, limit: number, now: Date): Promise<QuotaOutcome>;
+  /** `windows`: the key's short windows; a key with any is counted one by one (see spendWithWindows). */
+  spend(keyId: string, limit: number, now: Date, windows?: RateLimitRule[]): Promise<QuotaOutcome>;
   /** Hands back the unspent part of every block older than its lifetime. */
   sweep(): Promise<void>;
   /** Hands back every block (shutdown). */
@@ -47,7 +49,8 @@ interface Holding {
 
 /** Counts one by one: the shape a gateway without a block store uses. */
 export const oneByOne = (counters: CounterStore): QuotaSpender => ({
-  spend: (keyId, limit, now) => spendQuota(counters, keyId, limit, now),
+  spend: (keyId, limit, now, windows = []) =>
+    (windows.length ? spendWithWindows(counters, keyId, limit, windows, now) : spendQuota(counters, keyId, limit, now)),
   sweep: async () => {},
   close: async () => {},
 });
@@ -83,7 +86,12 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     holdings.set(keyId, { window, limit, left: grant.granted, counted: grant.counted, leasedAt: clock().getTime(), belowFloor: grant.granted === 0 });
   };
 
-  async function spend(keyId: string, limit: number, now: Date): Promise<QuotaOutcome> {
+  async function spend(keyId: string, limit: number, now: Date, windows: RateLimitRule[] = []): Promise<QuotaOutcome> {
+    // A key with short windows is never leased. Its windows must be exact across the fleet, so
+    // every request asks the counter store anyway; the same atomic call counts its day, exactly,
+    // at no extra cost. Leasing the day as well would not save that round trip, and would let a
+    // request pass the day's block while a window refuses it (spending from one and not the other).
+    if (windows.length) return spendWithWindows(counters, keyId, limit, windows, now);
     if (limit <= floor) return spendQuota(counters, keyId, limit, now);
     const window = utcDayStart(now).getTime();
     for (;;) {

@@ -1,11 +1,12 @@
 import type { Queryable } from './db.ts';
+import type { RateLimitRule } from '../config.ts';
 
 /** Scope name -> permitted actions, as stored: `{ ai: ["access"] }`, `{ mcp: ["access"] }`. */
 export type Permissions = Record<string, string[]>;
 
 export interface ApiKeyRow {
   id: string; user_id: string; name: string; start: string; prefix: string; permissions: Permissions;
-  request_quota: number; enabled: boolean; expires_at: Date | null; revoked_at: Date | null;
+  request_quota: number; rate_limits: RateLimitRule[]; enabled: boolean; expires_at: Date | null; revoked_at: Date | null;
   created_at: Date; last_used_at: Date | null;
   rotated_from: string | null; rotated_to: string | null;
   /** created_at as PostgreSQL prints it, with microseconds: the exact keyset cursor. */
@@ -13,7 +14,7 @@ export interface ApiKeyRow {
 }
 
 // The hash is written and matched on, never read back out.
-const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, enabled, expires_at, revoked_at,
+const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, rate_limits, enabled, expires_at, revoked_at,
   created_at, last_used_at, rotated_from, rotated_to, created_at::text AS created_cursor`;
 
 /**
@@ -23,11 +24,11 @@ const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, e
 const notRetired = (alias: string, nowParam: string) =>
   `NOT (${alias}rotated_to IS NOT NULL AND ${alias}expires_at <= ${nowParam}::timestamptz)`;
 
-export async function insertKey(db: Queryable, k: { userId: string; name: string; keyHash: Buffer; start: string; prefix: string; permissions: Permissions; requestQuota: number; expiresAt?: Date | null; rotatedFrom?: string | null }): Promise<ApiKeyRow> {
+export async function insertKey(db: Queryable, k: { userId: string; name: string; keyHash: Buffer; start: string; prefix: string; permissions: Permissions; requestQuota: number; rateLimits: RateLimitRule[]; expiresAt?: Date | null; rotatedFrom?: string | null }): Promise<ApiKeyRow> {
   const { rows } = await db.query<ApiKeyRow>(
-    `INSERT INTO apikeys (user_id, name, key_hash, start, prefix, permissions, request_quota, expires_at, rotated_from)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-    [k.userId, k.name, k.keyHash, k.start, k.prefix, JSON.stringify(k.permissions), k.requestQuota, k.expiresAt ?? null, k.rotatedFrom ?? null],
+    `INSERT INTO apikeys (user_id, name, key_hash, start, prefix, permissions, request_quota, expires_at, rotated_from, rate_limits)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+    [k.userId, k.name, k.keyHash, k.start, k.prefix, JSON.stringify(k.permissions), k.requestQuota, k.expiresAt ?? null, k.rotatedFrom ?? null, JSON.stringify(k.rateLimits)],
   );
   return rows[0]!;
 }
@@ -68,7 +69,7 @@ export async function findKeyByHash(db: Queryable, keyHash: Buffer, prepared = t
   // and not on the next one the pooler hands out.
   const { rows } = await db.query<KeyWithOwnerRow>({
     ...(prepared ? { name: 'find-key-by-hash' } : {}),
-    text: `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.enabled, k.expires_at,
+    text: `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.rate_limits, k.enabled, k.expires_at,
             k.revoked_at, k.created_at, k.last_used_at, k.rotated_from, k.rotated_to, k.created_at::text AS created_cursor, u.banned AS owner_banned,
             u.email AS owner_email, u.name AS owner_name, u.role AS owner_role, u.plan AS owner_plan
        FROM apikeys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,

@@ -16,10 +16,24 @@ export interface CounterStore {
   decrement(name: string, windowStart: Date): Promise<void>;
   /** Forgets a window's count at once (a sign-in that succeeded clears its e-mail's failures). */
   reset(name: string, windowStart: Date): Promise<void>;
+  /**
+   * Adds one to every counter of `all`, or to none when any of them has reached its limit: one
+   * atomic call. The counters are one caller's (a key's day and its windows); the first names the
+   * group (on Redis the others are hash-tagged with its key, so a Cluster keeps them in one slot).
+   */
+  spendAll(all: LimitedCounter[]): Promise<SpendAllResult>;
   /** Current values, 0 where nothing was counted. */
   read(names: string[], windowStart: Date): Promise<number[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface LimitedCounter { name: string; windowStart: Date; limit: number; ttlSeconds: number }
+export interface SpendAllResult {
+  /** Index in `all` of the first counter that had reached its limit (nothing was counted); -1 when counted. */
+  refusedBy: number;
+  /** Each counter's value after the call. */
+  values: number[];
 }
 
 export function utcDayStart(now: Date): Date {
@@ -36,6 +50,36 @@ const windowKey = (prefix: string, name: string, windowStart: Date) => `${prefix
 const INCREMENT_WINDOW = `local v = redis.call('INCR', KEYS[1])
 if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return v`;
+
+// All or nothing across one caller's counters: every limit is read first, and only when none is
+// reached is each incremented (its expiry set by the increment that opens it). ARGV holds a limit
+// and a lifetime per key. Answers the refusing key's 1-based index (0: counted), then the values.
+const SPEND_ALL = `local refused = 0
+local vals = {}
+for i = 1, #KEYS do
+  local v = tonumber(redis.call('GET', KEYS[i]) or '0')
+  vals[i] = v
+  if refused == 0 and v >= tonumber(ARGV[2 * i - 1]) then refused = i end
+end
+if refused == 0 then
+  for i = 1, #KEYS do
+    vals[i] = redis.call('INCR', KEYS[i])
+    if vals[i] == 1 then redis.call('EXPIRE', KEYS[i], ARGV[2 * i]) end
+  end
+end
+table.insert(vals, 1, refused)
+return vals`;
+
+/**
+ * Redis keys of a group of counters: the first as a lone counter spells it; each other one
+ * hash-tagged with the first's whole name. Redis Cluster hashes a key with no braces whole, and
+ * one with braces by what they hold, so every key lands in the first's slot while the first keeps
+ * the spelling the one-by-one increment and the leased blocks use (no count is lost by renaming).
+ */
+const groupKeys = (prefix: string, all: LimitedCounter[]) => {
+  const head = windowKey(prefix, all[0]!.name, all[0]!.windowStart);
+  return all.map((c, i) => (i === 0 ? head : `{${head}}:${c.name}:${c.windowStart.getTime() / 1000}`));
+};
 
 /**
  * How long a counter whose last command failed to get an answer is not asked for again: an
@@ -79,6 +123,14 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
       const key = windowKey(prefix, name, windowStart);
       return guardCounter(key, async () => void (await redis.del(key)));
     },
+    spendAll: (all) => {
+      const keys = groupKeys(prefix, all);
+      const args = all.flatMap((c) => [c.limit, c.ttlSeconds]);
+      return guardCounter(keys[0]!, async () => {
+        const [refused, ...values] = ((await redis.eval(SPEND_ALL, keys.length, ...keys, ...args)) as (number | string)[]).map(Number);
+        return { refusedBy: refused! - 1, values };
+      });
+    },
     // One GET per key, not MGET: a Cluster refuses MGET across slots, and auto-pipelining still
     // sends the GETs for one node together.
     read: async (names, windowStart) =>
@@ -110,6 +162,16 @@ export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.no
         pool.query('DELETE FROM counters WHERE expires_at < $1', [windowStart]).catch(() => {});
       }
       return Number(rows[0]!.value);
+    },
+    async spendAll(all) {
+      // One statement: a function of migration 014 that locks the rows in the order given, reads
+      // every limit, and counts in all or none, inside the statement's own transaction.
+      const { rows } = await pool.query<{ refused_by: number; vals: string[] }>(
+        'SELECT refused_by, vals FROM keygate_spend_windows($1::text[], $2::timestamptz[], $3::bigint[], $4::timestamptz[])',
+        [all.map((c) => c.name), all.map((c) => c.windowStart), all.map((c) => c.limit),
+          all.map((c) => new Date(c.windowStart.getTime() + c.ttlSeconds * 1000))],
+      );
+      return { refusedBy: rows[0]!.refused_by - 1, values: rows[0]!.vals.map(Number) };
     },
     decrement: async (name, windowStart) =>
       void (await pool.query('UPDATE counters SET value = value - 1 WHERE name = $1 AND window_start = $2', [name, windowStart])),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RateLimitRule } from '../config.ts';
 import type { Queryable } from './db.ts';
 
 // oidc-provider's storage and the grants people see. Ids of tokens, codes and sessions are the
@@ -103,16 +104,16 @@ export async function ensureSecrets(db: Queryable, candidate: OAuthSecretsRow): 
 }
 
 export interface GrantRow {
-  id: string; user_id: string; client_id: string; client_name: string; request_quota: number;
+  id: string; user_id: string; client_id: string; client_name: string; request_quota: number; rate_limits: RateLimitRule[];
   created_at: Date; last_used_at: Date | null; revoked_at: Date | null;
 }
 
-const GRANT_COLUMNS = 'id, user_id, client_id, client_name, request_quota, created_at, last_used_at, revoked_at';
+const GRANT_COLUMNS = 'id, user_id, client_id, client_name, request_quota, rate_limits, created_at, last_used_at, revoked_at';
 
-export async function insertGrant(db: Queryable, g: { id: string; userId: string; clientId: string; clientName: string; requestQuota: number }): Promise<GrantRow> {
+export async function insertGrant(db: Queryable, g: { id: string; userId: string; clientId: string; clientName: string; requestQuota: number; rateLimits: RateLimitRule[] }): Promise<GrantRow> {
   const { rows } = await db.query<GrantRow>(
-    `INSERT INTO oauth_grants (id, user_id, client_id, client_name, request_quota) VALUES ($1, $2, $3, $4, $5) RETURNING ${GRANT_COLUMNS}`,
-    [g.id, g.userId, g.clientId, g.clientName, g.requestQuota],
+    `INSERT INTO oauth_grants (id, user_id, client_id, client_name, request_quota, rate_limits) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${GRANT_COLUMNS}`,
+    [g.id, g.userId, g.clientId, g.clientName, g.requestQuota, JSON.stringify(g.rateLimits)],
   );
   return rows[0]!;
 }
@@ -145,7 +146,7 @@ export interface LiveGrantWithOwnerRow extends GrantRow {
 /** The grant behind a token, with its owner; a revoked grant or a deleted owner finds nothing. */
 export async function findLiveGrantWithOwner(db: Queryable, id: string): Promise<LiveGrantWithOwnerRow | null> {
   const { rows } = await db.query<LiveGrantWithOwnerRow>(
-    `SELECT g.id, g.user_id, g.client_id, g.client_name, g.request_quota, g.created_at, g.last_used_at, g.revoked_at,
+    `SELECT g.id, g.user_id, g.client_id, g.client_name, g.request_quota, g.rate_limits, g.created_at, g.last_used_at, g.revoked_at,
             u.email AS owner_email, u.name AS owner_name, u.role AS owner_role, u.banned AS owner_banned, u.plan AS owner_plan
        FROM oauth_grants g JOIN users u ON u.id = g.user_id WHERE g.id = $1 AND g.revoked_at IS NULL`,
     [id],

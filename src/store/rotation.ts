@@ -4,7 +4,7 @@ import type { ApiKeyRow } from './apikeys.ts';
 // The rotation queries on `apikeys`: find the key to replace under a row lock, then link it to its
 // successor and end its life at the end of the grace period.
 
-const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, enabled, expires_at, revoked_at,
+const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, rate_limits, enabled, expires_at, revoked_at,
   created_at, last_used_at, rotated_from, rotated_to, created_at::text AS created_cursor`;
 
 /**

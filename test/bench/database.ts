@@ -61,7 +61,7 @@ export async function deleteRedisCounters(redisUrl: string, ids: readonly string
     for (const id of ids) {
       let cursor = '0';
       do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `keygate:*${id}*`, 'COUNT', 1000);
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `*keygate:*${id}*`, 'COUNT', 1000);
         cursor = next;
         if (keys.length) deleted += await redis.del(...keys);
       } while (cursor !== '0');

@@ -138,7 +138,7 @@ interface Target extends LoadTarget { id: TargetFigures['id']; label: string; se
 async function main(): Promise<number> {
   const started = Date.now();
   log(`keygate bench: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
-  log(args.only ? `--only ${args.only}: the in-process measurements alone, no servers\n` : `PostgreSQL ${new URL(DATABASE_URL).host}, Redis ${new URL(REDIS_URL).host}; ${ROUNDS} rounds × 4 targets × ${SECONDS} s at ${CONNECTIONS} connections after ${WARMUP} s warm-up each${args.quick ? '; --quick: no million-key lookup' : ''}\n`);
+  log(args.only ? `--only ${args.only}: the in-process measurements alone, no servers\n` : `PostgreSQL ${new URL(DATABASE_URL).host}, Redis ${new URL(REDIS_URL).host}; ${ROUNDS} rounds × 5 targets × ${SECONDS} s at ${CONNECTIONS} connections after ${WARMUP} s warm-up each${args.quick ? '; --quick: no million-key lookup' : ''}\n`);
   await checkServices(DATABASE_URL, REDIS_URL);
   // Anything else running skews every figure of a run on a small machine: say so up front.
   const busy = await cpuBusy();
@@ -190,6 +190,18 @@ async function main(): Promise<number> {
   if (created.status !== 201) throw new Error(`creating the bench key failed: ${created.status} ${created.text}`);
   cleanups.push({ what: 'deleting the Redis counters', fn: () => deleteRedisCounters(REDIS_URL, [user.id, created.body.id]) });
   const keyHeader = { 'x-api-key': created.body.key };
+  // (f): the same request with a key whose plan adds a 1s window that never refuses: every request
+  // is then one counter round trip (windows are never leased) against (b)'s leased blocks.
+  const windowed = await signUp(gateway.url, { email: 'bench-windows@example.test', name: 'Bench windows' });
+  const planPool = createPool(db.url, 1);
+  try {
+    await planPool.query("UPDATE users SET plan = 'windows' WHERE id = $1", [windowed.user.id]);
+  } finally {
+    await planPool.end();
+  }
+  const windowedKey = await windowed.client.post<{ id: string; key: string; rateLimits: unknown[] }>('/api/api-keys', { name: 'bench-windows' });
+  if (windowedKey.status !== 201 || windowedKey.body.rateLimits.length !== 1) throw new Error(`creating the windowed bench key failed: ${windowedKey.status} ${windowedKey.text}`);
+  cleanups.push({ what: 'deleting the windowed key\'s Redis counters', fn: () => deleteRedisCounters(REDIS_URL, [windowed.user.id, windowedKey.body.id]) });
   log(`  user ${user.id}, key ${created.body.id} with a quota of ${created.body.requestQuota.limit.toLocaleString('en')} a day`);
 
   const targets: Target[] = [
@@ -197,12 +209,14 @@ async function main(): Promise<number> {
     { id: 'b', label: 'keygate, key GET /api/auth/get-session', server: gateway, name: 'b', url: `${gateway.url}/api/auth/get-session`, headers: keyHeader },
     { id: 'c', label: 'keygate → (a), key GET /api/projects', server: forwarding, name: 'c', url: `${forwarding.url}/api/projects`, headers: keyHeader },
     { id: 'd', label: 'plain Koa proxy → (a), GET /api/projects', server: proxy, name: 'd', url: `${proxy.url}/api/projects` },
+    { id: 'f', label: '(b) with a key with a 1s window', server: gateway, name: 'f', url: `${gateway.url}/api/auth/get-session`, headers: { 'x-api-key': windowedKey.body.key } },
   ];
   const sameProjects = (b: unknown) => JSON.stringify(b) === JSON.stringify(PROJECTS);
   await expectOk(targets[0]!, sameProjects);
   await expectOk(targets[1]!, (b) => (b as { session?: { kind?: string } }).session?.kind === 'key');
   await expectOk(targets[2]!, sameProjects);
   await expectOk(targets[3]!, sameProjects);
+  await expectOk(targets[4]!, (b) => (b as { session?: { kind?: string } }).session?.kind === 'key');
 
   const loadOpts = { connections: CONNECTIONS };
   log(`  warm-up, ${WARMUP} s each`);
@@ -279,6 +293,8 @@ async function main(): Promise<number> {
   const verdicts: Verdict[] = [
     atLeast('(b) / (a) requests/s', fig('b').requestsPerSecond / fig('a').requestsPerSecond, 0.6, ratio),
     atLeast('(c) / (d) requests/s', fig('c').requestsPerSecond / fig('d').requestsPerSecond, 0.85, ratio),
+    // A key with a 1s window costs at most 10% more than the same key without.
+    atLeast('(f) / (b) requests/s', fig('f').requestsPerSecond / fig('b').requestsPerSecond, 0.9, ratio),
     below(`(b) p99 at ${CONNECTIONS} connections`, fig('b').p99, 10, msUnit),
     below(`(c) p99 at ${CONNECTIONS} connections`, fig('c').p99, 10, msUnit),
     below('(b) RSS right after start', (rssAtStart.get('(b) keygate') ?? Number.NaN) / MB, 100, mbUnit),

@@ -43,7 +43,7 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
     return {
       kind: 'key',
       user: owner,
-      key: { id: grant.id, userId: owner.id, name: grant.clientName, start: '', scopes: ['mcp'], permissions: { mcp: ['access'] }, requestQuota: grant.requestQuota, expiresAt: null },
+      key: { id: grant.id, userId: owner.id, name: grant.clientName, start: '', scopes: ['mcp'], permissions: { mcp: ['access'] }, requestQuota: grant.requestQuota, rateLimits: grant.rateLimits, expiresAt: null },
       grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName },
     };
   };

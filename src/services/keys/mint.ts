@@ -5,7 +5,7 @@ import * as users from '../../store/users.ts';
 import * as orgs from '../../store/organizations.ts';
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
 import { AppError, notFound } from '../../errors.ts';
-import { stampedQuota } from '../plans.ts';
+import { stampedLimits, type StampedLimits } from '../plans.ts';
 import { sha256 } from '../secrets.ts';
 import { type Change, type Forget, withChange } from '../invalidation.ts';
 import { generateKey, keyStart } from './format.ts';
@@ -44,7 +44,7 @@ export interface MintSteps<S extends KeySpec, T> {
 export interface MintDeps {
   pool: Pool;
   counters: CounterStore;
-  config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
+  config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit' | 'defaultRateLimits'>;
   /** This instance's cache of verified keys, told after commit of what `record` invalidates. */
   forget?: Forget;
 }
@@ -89,7 +89,7 @@ export async function mint<S extends KeySpec, T>(
       }
       const key = await keys.insertKey(tx, {
         userId: actor.userId, name: spec.name, keyHash: sha256(plaintext), start: keyStart(plaintext), prefix: cfg.prefix,
-        permissions: spec.permissions, requestQuota: await quotaFor(tx, actor, config), expiresAt: spec.expiresAt, rotatedFrom: spec.rotatedFrom ?? null,
+        permissions: spec.permissions, ...(await limitsFor(tx, actor, config)), expiresAt: spec.expiresAt, rotatedFrom: spec.rotatedFrom ?? null,
       });
       return { key, plaintext, recorded: await steps.record(change, key, spec) };
     });
@@ -98,9 +98,9 @@ export async function mint<S extends KeySpec, T>(
   }
 }
 
-/** The quota a new key is stamped with, from the owner's plan or the active organization's. */
-async function quotaFor(tx: Client, actor: Actor, config: MintDeps['config']): Promise<number> {
+/** The quota and windows a new key is stamped with, from the owner's plan or the active organization's. */
+async function limitsFor(tx: Client, actor: Actor, config: MintDeps['config']): Promise<StampedLimits> {
   const owner = await users.findUserById(tx, actor.userId);
   const org = actor.activeOrganizationId ? await orgs.findOrganizationById(tx, actor.activeOrganizationId) : null;
-  return stampedQuota(config, { ownerPlan: owner?.plan ?? null, activeOrganizationPlan: org?.plan ?? null, hasActiveOrganization: org !== null });
+  return stampedLimits(config, { ownerPlan: owner?.plan ?? null, activeOrganizationPlan: org?.plan ?? null, hasActiveOrganization: org !== null });
 }

@@ -21,7 +21,7 @@ export const DEFAULT_GRACE_SECONDS = 86_400;
 export interface RotationDeps {
   pool: Pool;
   counters: CounterStore;
-  config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
+  config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit' | 'defaultRateLimits'>;
   clock: Clock;
   /** This instance's cache of verified keys: after commit it must see the old key's new expiry at once. */
   forget?: Forget;

@@ -16,7 +16,7 @@ import { expiresSoon, expiryAtCreate, lifetimeBoundedExpiry, type ExpiryChoice }
 export interface KeyServiceDeps {
   pool: Pool;
   counters: CounterStore;
-  config: Pick<Config, 'apiKeys' | 'surface' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit'>;
+  config: Pick<Config, 'apiKeys' | 'surface' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit' | 'defaultRateLimits'>;
   clock: Clock;
   /** This instance's cache of verified keys, told after commit when a key may have stopped working. */
   forget?: Forget;
@@ -44,6 +44,8 @@ export function keyView(row: keys.ApiKeyRow, now: Date, used = 0): ApiKeyView {
     ai: holdsAccess(row.permissions, 'ai'),
     mcp: holdsAccess(row.permissions, 'mcp'),
     requestQuota: { limit: row.request_quota, window: 'day' },
+    // Rows read before the column existed in a query (an older select) have none.
+    rateLimits: row.rate_limits ?? [],
     state,
     enabled: row.enabled,
     expiresAt: row.expires_at?.toISOString() ?? null,

@@ -1,4 +1,5 @@
 import type { Permissions } from '../../policy/scopes.ts';
+import type { RateLimitRule } from '../../config.ts';
 
 /** Scope name -> permitted actions, as stored: `{ ai: ["access"] }`, `{ reports: ["read"] }`. */
 export type { Permissions };
@@ -16,6 +17,8 @@ export interface VerifiedKey {
   /** What it holds, as stored; the policy reads it against the declared scopes. */
   permissions: Permissions;
   requestQuota: number;
+  /** Short windows beside the day, shortest first; [] when none. */
+  rateLimits: RateLimitRule[];
   expiresAt: Date | null;
 }
 
@@ -29,6 +32,7 @@ export interface ApiKeyView {
   ai: boolean;
   mcp: boolean;
   requestQuota: { limit: number; window: 'day' };
+  rateLimits: RateLimitRule[];
   state: KeyState;
   enabled: boolean;
   expiresAt: string | null;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startTestGateway, useGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
-const APIKEY_FIELDS = ['id', 'name', 'start', 'prefix', 'permissions', 'ai', 'mcp', 'requestQuota', 'state', 'enabled', 'expiresAt', 'createdAt', 'lastUsedAt', 'rotatedFrom', 'rotatedTo', 'expiresSoon'];
+const APIKEY_FIELDS = ['id', 'name', 'start', 'prefix', 'permissions', 'ai', 'mcp', 'requestQuota', 'rateLimits', 'state', 'enabled', 'expiresAt', 'createdAt', 'lastUsedAt', 'rotatedFrom', 'rotatedTo', 'expiresSoon'];
 
 describe('API keys: lifecycle over HTTP (Variant A)', () => {
   let gw: TestGateway;
