@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIT_TYPES } from '../store/audit.ts';
+import { AUDIT_TYPES } from '../services/audit.ts';
 
 // The shapes of the operator console's API answers (/api/admin/…), for the OpenAPI document.
 

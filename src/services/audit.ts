@@ -3,6 +3,8 @@ import type { Queryable } from '../store/db.ts';
 import { listAuditEntries, type AuditDetail, type AuditFilter, type AuditRow } from '../store/audit.ts';
 import { AppError } from '../errors.ts';
 
+export { AUDIT_TYPES, type AuditFilter } from '../store/audit.ts';
+
 export interface AuditEntryView {
   id: string; type: string; actorUserId: string | null; ownerUserId: string | null; keyId: string | null; grantId: string | null;
   at: string; ip: string | null; userAgent: string | null;

@@ -11,8 +11,7 @@ import { permissionsFromNames } from '../policy/scopes.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from './clock.ts';
 import type { RequestMeta } from './accounts.ts';
-import { createPolicyAdmin, engineOfTexts, explain, readPolicyFiles, type ApplyOutcome, type FleetStatus, type PolicyFiles } from './policy/index.ts';
-import { textsOf } from './policy/versions.ts';
+import { createPolicyAdmin, engineOfTexts, explain, readPolicyFiles, textsOf, type ApplyOutcome, type FleetStatus, type PolicyFiles } from './policy/index.ts';
 
 export interface UsageTotals { days: { date: string; requests: number; refused: number }[] }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AccountService } from '../../services/accounts.ts';
 import type { AuditService } from '../../services/audit.ts';
 import type { ConsoleService } from '../../services/console.ts';
-import { AUDIT_TYPES, type AuditFilter } from '../../store/audit.ts';
+import { AUDIT_TYPES, type AuditFilter } from '../../services/audit.ts';
 import { AppError } from '../../errors.ts';
 import { idParam, parseBody, parseQuery } from '../body.ts';
 import { queryInt } from '../query-int.ts';
