@@ -25,6 +25,8 @@ import { oneByOne, type QuotaSpender } from './services/quota-lease.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { adminRoutes } from './http/routes/admin.ts';
+import { consoleRoutes } from './http/routes/console.ts';
+import type { ConsoleService } from './services/console.ts';
 import { scopeRoutes } from './http/routes/scopes.ts';
 import { keyLifeRoutes } from './http/routes/key-life.ts';
 import { openApiRoutes } from './http/routes/openapi.ts';
@@ -50,6 +52,8 @@ export interface AppDeps {
   config: Config;
   accounts: AccountService;
   audit: AuditService;
+  /** The operator console's reads and actions (policy, fleet, usage). */
+  console: ConsoleService;
   keys: KeyService;
   /** Presented keys are verified here (cached, invalidated by signals); the caller chain asks it directly. */
   verifier: KeyAuthenticator;
@@ -174,6 +178,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     authRoutes({ accounts: deps.accounts, signUp: config.auth.signUp, secureCookies: config.publicUrl?.startsWith('https:') ?? false }).prefix(prefix),
     ...(features.apiKeys ? [apiKeyRoutes({ keys: deps.keys, variant }).prefix(prefix)] : []),
     adminRoutes({ keys: deps.keys, accounts: deps.accounts, audit: deps.audit }).prefix(prefix),
+    consoleRoutes({ console: deps.console, accounts: deps.accounts, audit: deps.audit, plans: config.plans }).prefix(prefix),
     scopeRoutes({ policy: deps.policy, config }).prefix(prefix),
     ...(features.apiKeys ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage, variant }).prefix(prefix)] : []),
     openApiRoutes(buildOpenApi(config)).prefix(prefix),

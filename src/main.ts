@@ -10,6 +10,7 @@ import { createPool, type Pool } from './store/db.ts';
 import { openDatabase } from './services/database.ts';
 import { createAccountService } from './services/accounts.ts';
 import { createAuditService } from './services/audit.ts';
+import { createConsoleService } from './services/console.ts';
 import { createSignInThrottle } from './services/sign-in-throttle.ts';
 import { createKeyService } from './services/keys/service.ts';
 import { createKeyVerifier } from './services/keys/verifier.ts';
@@ -173,7 +174,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const slots = callerSlots(config.upstream.maxConcurrentPerCaller);
 
   const { app, routes } = createApp({
-    config, accounts, audit: createAuditService({ pool }), keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
+    config, accounts, audit: createAuditService({ pool }), console: createConsoleService({ pool, clock, policyFiles: config.policy }), keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
     extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy })],
     pageErrors: pageErrors(config),
     readiness: () => ({ policyVersion: policyService.loaded.version }),

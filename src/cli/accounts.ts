@@ -26,9 +26,9 @@ const banCommand = (ban: boolean): Subcommand => ({
   usage: `keygate user ${ban ? 'ban' : 'unban'} --email E`,
   async run(args, { accounts, io }) {
     const email = required(parseFlags(args, { email: { type: 'string' } }), 'email');
-    const user = (await accounts.findUserByEmail(email)) ?? noUser(email);
+    (await accounts.findUserByEmail(email)) ?? noUser(email);
     // The same path as the admin route, so running gateways stop (or restart) the keys at once.
-    await accounts.setBanned(user.id, ban);
+    await accounts.setBanned({ email }, ban, 'cli');
     io.stdout(`${email} ${ban ? 'banned' : 'unbanned'}`);
     return 0;
   },
@@ -75,7 +75,7 @@ export const userCommands: Record<string, Subcommand> = {
       const email = required(f, 'email');
       const role = required(f, 'role');
       if (role !== 'admin' && role !== 'user') throw new UsageError('--role must be admin or user');
-      (await accounts.setRole(email, role)) ?? noUser(email);
+      (await accounts.setRole({ email }, role, 'cli')) ?? noUser(email);
       io.stdout(`${email} is now ${role}`);
       return 0;
     },
@@ -86,7 +86,7 @@ export const userCommands: Record<string, Subcommand> = {
       const f = parseFlags(args, { email: { type: 'string' }, plan: { type: 'string' } });
       const email = required(f, 'email');
       const plan = knownPlan(config, required(f, 'plan'));
-      (await accounts.setPlan(email, plan)) ?? noUser(email);
+      (await accounts.setPlan({ email }, plan, 'cli')) ?? noUser(email);
       io.stdout(`${email} is now on plan ${plan}; keys created from now on get its quota`);
       return 0;
     },

@@ -41,14 +41,8 @@ export const grantList = z.object({
   grants: z.array(z.object({ id: z.string(), clientId: z.string(), clientName: z.string(), createdAt: instant, lastUsedAt: instant.nullable() })),
 });
 
-export const auditLog = z.object({
-  entries: z.array(z.object({
-    id: z.string(), type: z.enum(['API_KEY_CREATED', 'API_KEY_REVOKED', 'API_KEY_ROTATED', 'OAUTH_GRANT_CREATED', 'OAUTH_GRANT_REVOKED']),
-    actorUserId: id.nullable(), ownerUserId: id.nullable(), keyId: id.nullable(), grantId: z.string().nullable(), previousKeyId: id.nullable(),
-    at: instant, ip: z.string().nullable(), userAgent: z.string().nullable(),
-  })),
-  nextCursor: z.string().nullable(),
-});
+// The audit log's entries are the console's (every kind, with actor and changes).
+export { auditLog } from './console-schemas.ts';
 
 const user = z.object({ id, email: z.string(), name: z.string(), role: z.enum(['user', 'admin']) });
 export const userBody = z.object({ user });

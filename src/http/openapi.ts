@@ -5,6 +5,7 @@ import type { Operation } from './operation.ts';
 import { apiKeyOperations } from './routes/api-keys.ts';
 import { authOperations } from './routes/auth.ts';
 import { adminOperations } from './routes/admin.ts';
+import { consoleOperations } from './routes/console.ts';
 import { keyLifeOperations } from './routes/key-life.ts';
 import { scopeOperations } from './routes/scopes.ts';
 import { oauthGrantOperations } from './routes/oauth-grants.ts';
@@ -75,7 +76,7 @@ function operations(config: Pick<Config, 'surface'>): Operation[] {
   const { paths, variant } = config.surface;
   const underPrefix: Operation[] = [
     ...Object.values(authOperations), ...Object.values(apiKeyOperations(variant)), ...Object.values(keyLifeOperations(variant)),
-    ...Object.values(scopeOperations), ...Object.values(adminOperations), ...Object.values(oauthGrantOperations), ...Object.values(openApiOperations),
+    ...Object.values(scopeOperations), ...Object.values(adminOperations), ...Object.values(consoleOperations), ...Object.values(oauthGrantOperations), ...Object.values(openApiOperations),
   ];
   return [
     ...underPrefix.map((op) => ({ ...op, path: `${paths.api}${op.path}` })),

@@ -9,6 +9,21 @@ import { decoyPasswordHash, hashPassword, randomToken, sha256, verifyPassword } 
 import type { Clock } from './clock.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
 import { z } from 'zod';
+import * as audit from '../store/audit.ts';
+import { actorColumns, type AuditActor } from '../store/audit.ts';
+import type { UserMatch } from '../store/users.ts';
+
+const NO_META: RequestMeta = { ip: null, userAgent: null };
+
+function decodeUserCursor(cursor: string): { createdAt: string; id: string } {
+  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  const timestamp = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
+  if (!createdAt || !id || !uuid.test(id) || !timestamp.test(createdAt)) {
+    throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', { errors: [{ path: 'cursor', message: 'unreadable cursor' }] });
+  }
+  return { createdAt, id };
+}
 
 /** The one password rule: sign-up, a password change and `keygate user create` all check this. */
 export const passwordRule = z.string().min(8).max(128).regex(/^[^\u0000]*$/, 'must not contain NUL');
@@ -107,22 +122,30 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
       });
     },
 
-    /** A ban ends the user's sessions and stops their keys at once; unban lets the keys work again. */
-    async setBanned(userId: string, banned: boolean) {
-      const found = await withChange(pool, forget, async ({ tx, invalidate }) => {
-        if (!(await users.setUserBanned(tx, userId, banned))) return false;
-        if (banned) await sessions.deleteUserSessions(tx, userId);
-        await invalidate({ type: 'user', id: userId });
-        return true;
+    /** A ban ends the user's sessions and stops their keys at once; unban lets the keys work again. Audited with the change. */
+    async setBanned(target: UserMatch, banned: boolean, actor: AuditActor, meta: RequestMeta = NO_META): Promise<UserRecord> {
+      const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
+        const changed = await users.setUserBannedReturning(tx, target, banned);
+        if (!changed) return null;
+        if (banned) await sessions.deleteUserSessions(tx, changed.id);
+        await invalidate({ type: 'user', id: changed.id });
+        await audit.insertAuditEntry(tx, { type: banned ? 'USER_BANNED' : 'USER_UNBANNED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta });
+        return changed;
       });
-      if (!found) throw notFound('user');
+      if (!row) throw notFound('user');
+      return userRecord(row);
     },
 
     /** For the operator (CLI): no session is started, and the role and plan are set at once. */
     async createUser(input: { email: string; name: string; password: string; role: 'user' | 'admin'; plan: string | null }): Promise<UserRecord> {
       const checked = passwordRule.safeParse(input.password);
       if (!checked.success) throw new AppError('VALIDATION_FAILED', `The password ${checked.error.issues[0]!.message}.`, { errors: [{ path: 'password', message: checked.error.issues[0]!.message }] });
-      const row = await users.insertUser(pool, { email: input.email, name: input.name, passwordHash: await hashPassword(input.password), role: input.role, plan: input.plan });
+      const passwordHash = await hashPassword(input.password);
+      const row = await withTransaction(pool, async (tx) => {
+        const inserted = await users.insertUser(tx, { email: input.email, name: input.name, passwordHash, role: input.role, plan: input.plan });
+        if (inserted) await audit.insertAuditEntry(tx, { type: 'USER_CREATED', ...actorColumns('cli'), ownerUserId: inserted.id, keyId: null, ...NO_META, detail: { role: inserted.role, plan: inserted.plan } });
+        return inserted;
+      });
       if (!row) throw new AppError('EMAIL_TAKEN', 'An account with this e-mail address already exists.');
       return userRecord(row);
     },
@@ -132,24 +155,42 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
       return (await users.listUsers(pool, prefix)).map((u) => ({ ...userRecord(u), createdAt: u.created_at }));
     },
 
+    /** The console's list: by e-mail prefix, oldest first, a page at a time. */
+    async usersPage(opts: { q: string | null; limit: number; cursor: string | null }) {
+      const after = opts.cursor ? decodeUserCursor(opts.cursor) : null;
+      const rows = await users.listUsersPage(pool, { emailPrefix: opts.q, limit: opts.limit + 1, after });
+      const page = rows.slice(0, opts.limit);
+      const last = page[page.length - 1];
+      return {
+        users: page.map((u) => ({ ...userRecord(u), keysHeld: u.keys_held, createdAt: u.created_at.toISOString() })),
+        nextCursor: rows.length > opts.limit && last ? Buffer.from(`${last.created_cursor}|${last.id}`).toString('base64url') : null,
+      };
+    },
+
     async findUserByEmail(email: string): Promise<UserRecord | null> {
       const row = await users.findUserByEmail(pool, email);
       return row ? userRecord(row) : null;
     },
 
-    /** Running gateways drop what they cached of the user's keys, role included. */
-    async setRole(email: string, role: 'user' | 'admin'): Promise<UserRecord | null> {
+    /** Running gateways drop what they cached of the user's keys, role included. Audited with the change. */
+    async setRole(target: UserMatch, role: 'user' | 'admin', actor: AuditActor, meta: RequestMeta = NO_META): Promise<UserRecord | null> {
       const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
-        const changed = await users.setUserRole(tx, email, role);
-        if (changed) await invalidate({ type: 'user', id: changed.id });
+        const changed = await users.setUserRole(tx, target, role);
+        if (!changed) return null;
+        await invalidate({ type: 'user', id: changed.id });
+        await audit.insertAuditEntry(tx, { type: 'USER_ROLE_CHANGED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta, detail: { from: changed.previous, to: role } });
         return changed;
       });
       return row ? userRecord(row) : null;
     },
 
-    /** Keys created from now on get the plan's quota; existing keys keep theirs. */
-    async setPlan(email: string, plan: string | null): Promise<UserRecord | null> {
-      const row = await users.setUserPlan(pool, email, plan);
+    /** Keys created from now on get the plan's quota; existing keys keep theirs. Audited with the change. */
+    async setPlan(target: UserMatch, plan: string | null, actor: AuditActor, meta: RequestMeta = NO_META): Promise<UserRecord | null> {
+      const row = await withTransaction(pool, async (tx) => {
+        const changed = await users.setUserPlan(tx, target, plan);
+        if (changed) await audit.insertAuditEntry(tx, { type: 'USER_PLAN_CHANGED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta, detail: { from: changed.previous, to: plan } });
+        return changed;
+      });
       return row ? userRecord(row) : null;
     },
 

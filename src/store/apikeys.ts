@@ -93,6 +93,12 @@ export async function updateKey(db: Queryable, id: string, userId: string, p: { 
   return rows[0] ?? null;
 }
 
+/** The fields an update may change, as they stand, the row locked until the transaction ends. */
+export async function lockKeyFields(db: Queryable, id: string): Promise<{ name: string; enabled: boolean; expires_at: Date | null } | null> {
+  const { rows } = await db.query<{ name: string; enabled: boolean; expires_at: Date | null }>('SELECT name, enabled, expires_at FROM apikeys WHERE id = $1 FOR UPDATE', [id]);
+  return rows[0] ?? null;
+}
+
 /** Sets revoked_at once; null when the key is unknown, not the owner's, or already revoked. */
 export async function revokeKey(db: Queryable, id: string, ownerId: string | null, at: Date): Promise<ApiKeyRow | null> {
   const { rows } = await db.query<ApiKeyRow>(

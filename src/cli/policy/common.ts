@@ -117,35 +117,8 @@ export function resolveAll(io: CliIo, files: readonly string[]): string[] {
   return files.map((f) => resolve(io.cwd, f));
 }
 
-export function subjectLabel(s: PolicySubject): string {
-  if (s.kind === 'anonymous') return 'anonymous';
-  const perms = s.kind === 'key' ? [...s.permissions].sort() : [];
-  const attrs = [...perms, ...(s.kind === 'session' && s.role === 'admin' ? ['admin'] : [])];
-  return attrs.length > 0 ? `${s.kind}[${attrs.join(',')}]` : s.kind;
-}
-
-/** Every declared permission once, spelled as a key holds it: `ai`, `reports:read`, `reports:write`. */
-export function declaredPermissions(...catalogs: ScopeCatalog[]): string[] {
-  const names = new Set<string>();
-  for (const c of catalogs) for (const s of c.list) for (const a of s.actions) names.add(s.actions.length === 1 && a === 'access' ? s.name : `${s.name}:${a}`);
-  return [...names];
-}
-
-/**
- * The subjects `diff` compares: each kind of caller, and keys with no permission, each declared
- * permission alone, and all of them together, over every declared scope, not a fixed few.
- */
-export function standardSubjects(...catalogs: ScopeCatalog[]): PolicySubject[] {
-  const perms = declaredPermissions(...catalogs);
-  return [
-    { kind: 'anonymous', permissions: [], role: null },
-    { kind: 'session', permissions: [], role: 'user' },
-    { kind: 'session', permissions: [], role: 'admin' },
-    { kind: 'key', permissions: [], role: 'user' },
-    ...perms.map((p): PolicySubject => ({ kind: 'key', permissions: [p], role: 'user' })),
-    ...(perms.length > 1 ? [{ kind: 'key', permissions: perms, role: 'user' } satisfies PolicySubject] : []),
-  ];
-}
+// One labelling and one set of compared subjects for the CLI and the console.
+export { declaredPermissions, standardSubjects, subjectLabel } from '../../policy/decision-diff.ts';
 
 export function ruleRef(io: CliIo, policyPath: string, rule: PolicyRule | undefined, id: string | null): string {
   if (!id) return 'no line (default deny)';

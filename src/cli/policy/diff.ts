@@ -3,59 +3,26 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { PolicyEngine } from '../../policy/engine.ts';
-import { pathGlobs } from '../../policy/patterns.ts';
 import { formatRule } from '../../policy/rules.ts';
-import { examplePath, forwardedExamples, gatewayRoutes, routeMethods } from '../../policy/routes.ts';
+import { decisionChanges, decisionLine, diffRequests, type DecisionChange, type DiffRequest } from '../../policy/decision-diff.ts';
 import type { Scope, ScopeCatalog } from '../../policy/scopes.ts';
-import { CliError, defaultModelFor, defaultScopesFor, display, listFiles, policiesDir, policyLoader, standardSubjects, subjectLabel, variantFile, type CliIo, type LoadedPolicy } from './common.ts';
+import { CliError, defaultModelFor, defaultScopesFor, display, listFiles, policiesDir, policyLoader, variantFile, type CliIo, type LoadedPolicy } from './common.ts';
 import { gitSides, gitTopLevel } from './git-base.ts';
 import { loadSuite } from './suite.ts';
 
-interface Request {
-  method: string;
-  path: string;
-}
-
-/** A read and a write on the path a glob line names, so a new router's lines are diffed too. */
-function linePaths(engines: readonly PolicyEngine[]): Request[] {
-  const out: Request[] = [];
-  for (const e of engines) for (const r of e.rules) {
-    for (const glob of pathGlobs(r.path)) {
-      const path = glob.replace(/\/(\*|:[A-Za-z_][A-Za-z0-9_]*)(?=\/|$)/g, '/x-1').replace(/\/\*\*$/, '') || '/';
-      out.push({ method: 'GET', path }, { method: 'POST', path });
-    }
-  }
-  return out;
-}
-
 // The route table, the forwarded surface the spec names, the paths the lines name, and whatever
 // the test suites ask about.
-async function requests(io: CliIo, engines: readonly PolicyEngine[]): Promise<Request[]> {
-  const all: Request[] = [
-    ...gatewayRoutes.flatMap((r) => routeMethods(r).map((method) => ({ method, path: examplePath(r.path) }))),
-    ...forwardedExamples,
-    ...linePaths(engines),
-  ];
+async function requests(io: CliIo, engines: readonly PolicyEngine[]): Promise<DiffRequest[]> {
+  const extra: DiffRequest[] = [];
   for (const file of await listFiles(join(policiesDir(io.cwd), 'tests'), ['.yaml', '.yml'])) {
     try {
-      all.push(...(await loadSuite(file, display(io, file))).cases);
+      extra.push(...(await loadSuite(file, display(io, file))).cases);
     } catch (e) {
       if (!(e instanceof CliError)) throw e;
       io.stderr(`skipping the cases of a suite that does not load:\n${e.message}\n`);
     }
   }
-  const seen = new Set<string>();
-  return all.filter((r) => {
-    const key = `${r.method} ${r.path}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-}
-
-function outcome(decision: { allowed: boolean; ruleId: string | null }): string {
-  const verdict = decision.allowed ? 'allow' : 'deny';
-  return decision.ruleId ? `${verdict} (${decision.ruleId})` : `${verdict} (no line)`;
+  return diffRequests(engines, extra);
 }
 
 function lineChanges(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolicy): string[] {
@@ -137,13 +104,7 @@ export async function diffCommand(args: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-export interface DecisionChange {
-  request: string;
-  /** The subjects whose decision changes this way, as `policy explain` labels them. */
-  subjects: string[];
-  before: string;
-  after: string;
-}
+export type { DecisionChange };
 
 export interface PolicyDiff {
   scopes: string[];
@@ -157,30 +118,15 @@ export interface PolicyDiff {
 
 /** The scopes, lines and decisions that differ between two policies. */
 export async function computeDiff(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolicy): Promise<PolicyDiff> {
-  const subjects = standardSubjects(oldP.engine.scopes, newP.engine.scopes);
-  // One entry per request and change; the subjects that share a change are listed together.
-  const changes = new Map<string, DecisionChange>();
   const reqs = await requests(io, [oldP.engine, newP.engine]);
-  for (const r of reqs) {
-    for (const s of subjects) {
-      const before = oldP.engine.decide(s, r.method, r.path);
-      const after = newP.engine.decide(s, r.method, r.path);
-      if (before.allowed === after.allowed) continue;
-      const request = `${r.method} ${r.path}`;
-      const key = `${request}\n${outcome(before)}\n${outcome(after)}`;
-      const entry = changes.get(key) ?? { request, subjects: [], before: outcome(before), after: outcome(after) };
-      entry.subjects.push(subjectLabel(s));
-      changes.set(key, entry);
-    }
-  }
-  const decisions = [...changes.values()];
+  const { decisions, changed, subjects } = decisionChanges(oldP.engine, newP.engine, reqs);
   return {
     scopes: scopeChanges(oldP.engine.scopes, newP.engine.scopes),
     lines: lineChanges(io, oldP, newP),
     decisions,
-    changed: decisions.reduce((n, c) => n + c.subjects.length, 0),
+    changed,
     requests: reqs.length,
-    subjects: subjects.length,
+    subjects,
   };
 }
 
@@ -190,6 +136,6 @@ export async function printDiff(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolic
   if (d.scopes.length > 0) io.stdout(`scopes:\n${d.scopes.map((l) => `  ${l}\n`).join('')}`);
   if (d.lines.length > 0) io.stdout(`lines:\n${d.lines.map((l) => `  ${l}\n`).join('')}`);
   if (d.decisions.length > 0) io.stdout('decisions:\n');
-  for (const c of d.decisions) io.stdout(`  ${c.request}  ${c.subjects.join(', ')}: ${c.before} -> ${c.after}\n`);
+  for (const c of d.decisions) io.stdout(`  ${decisionLine(c)}\n`);
   io.stdout(`${d.changed} decision${d.changed === 1 ? '' : 's'} change over ${d.requests} requests x ${d.subjects} subjects\n`);
 }

@@ -82,7 +82,7 @@ export function apiKeyRoutes({ keys, variant }: ApiKeyRoutesDeps): Router<Gatewa
   serve(router, ops.authUpdate, async (ctx) => {
     const { keyId, expiresAt, ...rest } = await parseBody(ctx, updateBody);
     const patch = { ...rest, ...(expiresAt !== undefined ? { expiresAt: expiresAt === null ? null : new Date(expiresAt) } : {}) };
-    ctx.body = await keys.updateKey(requireUser(ctx).user.id, keyId, patch);
+    ctx.body = await keys.updateKey(requireUser(ctx).user.id, keyId, patch, requestMeta(ctx));
   });
   serve(router, ops.authDelete, async (ctx) => {
     const { keyId } = await parseBody(ctx, deleteBody);

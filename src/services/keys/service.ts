@@ -155,14 +155,23 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
       return (await views([row]))[0]!;
     },
 
-    async updateKey(userId: string, keyId: string, input: UpdateInput): Promise<ApiKeyView> {
+    async updateKey(userId: string, keyId: string, input: UpdateInput, meta: RequestMeta = { ip: null, userAgent: null }): Promise<ApiKeyView> {
       requireEnabled();
       const now = clock();
       // Any instant, the past included: that is how an owner expires a key now.
       if (input.expiresAt !== undefined) lifetimeBoundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
       const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
+        const before = await keys.lockKeyFields(tx, keyId);
         const updated = await keys.updateKey(tx, keyId, userId, input, now);
-        if (updated) await invalidate({ type: 'key', id: updated.id });
+        if (!updated || !before) return null;
+        await invalidate({ type: 'key', id: updated.id });
+        const changes = [
+          ...(before.name !== updated.name ? ['name'] : []),
+          ...(before.enabled !== updated.enabled ? ['enabled'] : []),
+          ...(before.expires_at?.getTime() !== updated.expires_at?.getTime() ? ['expiresAt'] : []),
+        ];
+        // An update that changes nothing is no event.
+        if (changes.length > 0) await audit.insertAuditEntry(tx, { type: 'API_KEY_UPDATED', actorUserId: userId, ownerUserId: updated.user_id, keyId, ...meta, detail: { changes } });
         return updated;
       });
       if (!row) throw notFound('API key');

@@ -9,7 +9,7 @@ import { createShadowService, type ShadowService } from './shadow.ts';
 import { createPolicyVersionService, type PolicyVersionService } from './versions.ts';
 
 export { createPolicyService, readPolicyFiles, readStoredPolicy, scopesFileFor, type BootResult, type LoadedPolicy, type PolicyFiles, type PolicyService } from './live.ts';
-export { applyPolicy, createPolicyVersionService, engineOfTexts, type ApplyOutcome, type Authorship, type PolicyVersionService } from './versions.ts';
+export { applyPolicy, createPolicyVersionService, engineOfTexts, textsOf, type ApplyOutcome, type Authorship, type PolicyVersionService } from './versions.ts';
 export { createShadowService, type ShadowService } from './shadow.ts';
 export { createDecisionObserver, DEFAULT_DENY, type DecisionObserver } from './observer.ts';
 export { createHeartbeat, fleetStatus, FLEET_HORIZON_MS, HEARTBEAT_MS, type FleetInstance, type FleetStatus, type Heartbeat } from './fleet.ts';

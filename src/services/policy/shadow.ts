@@ -6,14 +6,14 @@ import { deleteCandidate, findCandidate, listDivergences, replaceCandidate, type
 import { checkBundle, sourceNamed, type PolicyTexts } from '../../policy/bundle.ts';
 import { AppError } from '../../errors.ts';
 import type { Clock } from '../clock.ts';
-import { signalPolicyChanged, storeVersion, textsOf, type ApplyOutcome, type Authorship } from './versions.ts';
+import { auditVersion, signalPolicyChanged, storeVersion, textsOf, type ApplyOutcome, type Authorship } from './versions.ts';
 
 export interface ShadowService {
   /** Stores the texts as the candidate every instance evaluates beside the live policy. */
   store(texts: PolicyTexts, who: Authorship, source?: string): Promise<{ id: number; rules: number }>;
   candidate(): Promise<CandidateRow | null>;
   /** The candidate becomes live as a new version and stops being a candidate, in one transaction. */
-  promote(by: string, expectedId?: number): Promise<ApplyOutcome>;
+  promote(by: string, expectedId?: number, actor?: Pick<Authorship, 'actor' | 'meta'>): Promise<ApplyOutcome>;
   /** Drops the candidate; false when there was none. */
   off(): Promise<boolean>;
   /** What the instances counted where the candidate decided differently, most frequent first. */
@@ -33,7 +33,7 @@ export function createShadowService({ pool, clock }: { pool: Pool; clock: Clock 
       return { id, rules: bundle.rules.length };
     },
     candidate: () => findCandidate(pool),
-    promote: (by, expectedId) =>
+    promote: (by, expectedId, actor = {}) =>
       withTransaction(pool, async (tx) => {
         await lockPolicy(tx);
         const c = await findCandidate(tx);
@@ -41,7 +41,9 @@ export function createShadowService({ pool, clock }: { pool: Pool; clock: Clock 
         // The checks ran against the candidate read before; one replaced since then was not checked.
         if (expectedId !== undefined && c.id !== expectedId) throw new AppError('VALIDATION_FAILED', 'The candidate changed while it was being checked; run promote again.');
         const bundle = await checkBundle(textsOf(c), sourceNamed('the candidate'));
-        const outcome = await storeVersion(tx, bundle, { by, message: c.message ? `promote: ${c.message}` : 'promote' }, clock);
+        const who: Authorship = { by, message: c.message ? `promote: ${c.message}` : 'promote', ...actor };
+        const outcome = await storeVersion(tx, bundle, who, clock);
+        await auditVersion(tx, 'POLICY_PROMOTED', outcome, who, { candidate: c.id });
         await deleteCandidate(tx);
         // Whether or not it was live already, the candidate is gone: every instance stops evaluating it.
         await signalPolicyChanged(tx);

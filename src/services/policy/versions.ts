@@ -11,8 +11,24 @@ import { parseScopes } from '../../policy/scopes.ts';
 import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
 import { AppError } from '../../errors.ts';
 import { systemClock, type Clock } from '../clock.ts';
+import { actorColumns, insertAuditEntry, type AuditActor, type AuditDetail } from '../../store/audit.ts';
 
-export interface Authorship { by: string; message: string }
+export interface Authorship {
+  by: string;
+  message: string;
+  /** Who the audit log names: the console's admin, else the command line. */
+  actor?: AuditActor;
+  meta?: { ip: string | null; userAgent: string | null };
+}
+
+/** The audit entry of a new version, written in the transaction that stores it. */
+export async function auditVersion(tx: Client, type: 'POLICY_APPLIED' | 'POLICY_ROLLED_BACK' | 'POLICY_PROMOTED', outcome: ApplyOutcome, who: Authorship, extra: AuditDetail = {}): Promise<void> {
+  if (outcome.status !== 'applied') return;
+  await insertAuditEntry(tx, {
+    type, ...actorColumns(who.actor ?? 'cli'), ownerUserId: null, keyId: null, ip: who.meta?.ip ?? null, userAgent: who.meta?.userAgent ?? null,
+    detail: { version: outcome.version, by: who.by, message: who.message, ...extra },
+  });
+}
 
 export type ApplyOutcome =
   | { status: 'applied'; version: number; rules: number; scopes: number }
@@ -83,10 +99,12 @@ async function keepSeedAsVersionZero(tx: Client, modelText: string, clock: Clock
  * and become the live policy as a new version. `keygate policy apply` and rollback come here, and
  * so would an admin console.
  */
-export async function applyPolicy(pool: Pool, texts: PolicyTexts, who: Authorship, opts: { clock?: Clock; source?: string } = {}): Promise<ApplyOutcome> {
+export async function applyPolicy(pool: Pool, texts: PolicyTexts, who: Authorship, opts: { clock?: Clock; source?: string; rollbackTo?: number } = {}): Promise<ApplyOutcome> {
   const bundle = await checkBundle(texts, sourceNamed(opts.source ?? 'policy'));
   return withTransaction(pool, async (tx) => {
     const outcome = await storeVersion(tx, bundle, who, opts.clock ?? systemClock);
+    if (opts.rollbackTo !== undefined) await auditVersion(tx, 'POLICY_ROLLED_BACK', outcome, who, { rollbackTo: opts.rollbackTo });
+    else await auditVersion(tx, 'POLICY_APPLIED', outcome, who);
     // What is live already changed nothing an instance holds.
     if (outcome.status === 'applied') await signalPolicyChanged(tx);
     return outcome;
@@ -96,7 +114,7 @@ export async function applyPolicy(pool: Pool, texts: PolicyTexts, who: Authorshi
 export interface PolicyVersionService {
   /** The texts become the live policy as a new version, unless they are live already. */
   apply(texts: PolicyTexts, who: Authorship, source?: string): Promise<ApplyOutcome>;
-  rollback(version: number, by: string): Promise<ApplyOutcome>;
+  rollback(version: number, by: string, actor?: Pick<Authorship, 'actor' | 'meta'>): Promise<ApplyOutcome>;
   /** null: the store holds what the files seeded at first start, or nothing yet (version 0). */
   live(): Promise<VersionRow | null>;
   version(version: number): Promise<VersionRow>;
@@ -117,9 +135,9 @@ export function createPolicyVersionService({ pool, clock }: { pool: Pool; clock:
 
   return {
     apply: (texts, who, source = 'policy') => applyPolicy(pool, texts, who, { clock, source }),
-    async rollback(n, by) {
+    async rollback(n, by, actor = {}) {
       const row = await version(n);
-      return applyPolicy(pool, textsOf(row), { by, message: `rollback to ${n}` }, { clock, source: `version ${n}` });
+      return applyPolicy(pool, textsOf(row), { by, message: `rollback to ${n}`, ...actor }, { clock, source: `version ${n}`, rollbackTo: n });
     },
     live: () => findLiveVersion(pool),
     version,
