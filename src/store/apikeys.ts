@@ -115,7 +115,7 @@ export interface AdminKeyRow extends ApiKeyRow { owner_name: string; owner_email
 /** Newest first, keyset-paginated on (created_at, id), so concurrent inserts never shift a page. */
 export async function listKeysPage(db: Queryable, limit: number, after: { createdAt: string; id: string } | null, now: Date): Promise<AdminKeyRow[]> {
   const { rows } = await db.query<AdminKeyRow>(
-    `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.enabled, k.expires_at,
+    `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.rate_limits, k.enabled, k.expires_at,
             k.revoked_at, k.created_at, k.last_used_at, k.rotated_from, k.rotated_to, k.created_at::text AS created_cursor,
             u.name AS owner_name, u.email AS owner_email
        FROM apikeys k JOIN users u ON u.id = k.user_id
