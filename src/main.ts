@@ -34,6 +34,7 @@ import { createOAuthHolder } from './oauth/holder.ts';
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;
 import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
 import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
+import { acceptedMcpHosts, isLoopbackHost } from './mcp/dns-rebinding.ts';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -205,6 +206,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     url, database: embedded ? 'embedded' : config.databaseDirectUrl ? 'DATABASE_URL (pooled) + DATABASE_DIRECT_URL' : 'DATABASE_URL',
     counters: config.redis ? describeRedis(config.redis) : counters.kind, oauthIssuer: oauth.issuer,
   }, 'keygate listening');
+  // Reachable from the network with no public URL: say which names /api/mcp answers to, since a
+  // client that uses any other (the machine's name, another address) is refused.
+  if (config.surface.features.mcp && !config.publicUrl && !isLoopbackHost(config.host)) {
+    logger.warn({ acceptedHosts: acceptedMcpHosts(config) }, `${config.surface.paths.mcp} answers only for these hosts (any port); set publicUrl or mcpServer.allowedHosts for others`);
+  }
 
   let stopped: Promise<{ cutOff: number }> | null = null;
   const shutdown = (graceMs = SHUTDOWN_GRACE_MS) => (stopped ??= (async () => {
