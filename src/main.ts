@@ -55,6 +55,8 @@ export interface GatewayOptions {
   usageFlush?: { intervalMs?: number; every?: Every };
   /** Leased quota blocks: sizes and timings; tests set sweepIntervalMs 0 and sweep by hand. */
   quotaLease?: Pick<LeaseOptions, 'floor' | 'blockSize' | 'blockTtlMs' | 'sweepIntervalMs'>;
+  /** A certificate authority trusted for client metadata documents (tests serve them over https with their own). */
+  clientMetadataCa?: string;
 }
 
 export interface Gateway {
@@ -199,7 +201,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.surface.features.oauth) {
     const decided = oauthIssuer(config.publicUrl, config.host, url);
-    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: config.surface.paths.mcp, renderError: renderOAuthError }));
+    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: config.surface.paths.mcp, renderError: renderOAuthError, clientMetadata: config.oauth.clientMetadata, clientMetadataCa: opts.clientMetadataCa }));
     else logger.warn(decided.reason);
   }
   logger.info({
