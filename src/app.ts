@@ -41,6 +41,7 @@ import type { CallerSlots } from './http/proxy/concurrency.ts';
 import { limitHeaderCount } from './http/proxy/headers.ts';
 import { BODY_IDLE_MS } from './http/body.ts';
 import { mcpRefusal, isMcpRefusal } from './mcp/refusal.ts';
+import { guardMcpHost } from './mcp/dns-rebinding.ts';
 import type { OAuthHolder } from './oauth/holder.ts';
 import type { GrantService } from './services/oauth-grants.ts';
 import { dropOwnBearer, oauthTokenResolver } from './http/caller/oauth.ts';
@@ -193,6 +194,8 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.use(canonicalPath);
   app.use(noStoreForIdentity(prefix));
   app.use(requireValidHost);
+  // Before the feature gate and any credential: a rebound name is refused whoever it claims to be.
+  app.use(guardMcpHost(config));
   // A feature that is off answers for its paths before anyone is resolved or any quota spent.
   app.use(featureGate(config.surface));
   // Before anything that forwards (the content route included): a keygate key or token never leaves.

@@ -75,9 +75,15 @@ export const configSchema = z
     apiKeys: apiKeysSchema,
     ai: z.object({ enabled: z.boolean().default(false) }).strict().default({ enabled: false }),
     mcpServer: z
-      .object({ enabled: z.boolean().default(true), tools: z.array(toolSchema).optional() })
+      .object({
+        enabled: z.boolean().default(true), tools: z.array(toolSchema).optional(),
+        // Hosts (name or address, any port) and origins (scheme://host[:port]) /api/mcp accepts
+        // beside its own, against DNS rebinding.
+        allowedHosts: z.array(z.string().min(1)).default([]),
+        allowedOrigins: z.array(z.string().min(1)).default([]),
+      })
       .strict()
-      .default({ enabled: true }),
+      .default({ enabled: true, allowedHosts: [], allowedOrigins: [] }),
     billingScope: z.enum(['user', 'organization']).default('user'),
     defaultApiRateLimit: positiveInt.default(100),
     defaultPlan: z.string().min(1).default('free'),
@@ -111,7 +117,15 @@ export const configSchema = z
       .strict()
       .default({ maxBytes: 32 * 1024 * 1024, unknownMaxBytes: 2 * 1024 * 1024 }),
     // OAuth grants one person may hold at once, under either key variant.
-    oauth: z.object({ maxGrantsPerUser: positiveInt.default(10) }).strict().default({ maxGrantsPerUser: 10 }),
+    oauth: z
+      .object({
+        maxGrantsPerUser: positiveInt.default(10),
+        // Client ID Metadata Documents are fetched from public addresses only; tests turn this on
+        // to serve documents from loopback.
+        clientMetadata: z.object({ allowPrivateAddresses: z.boolean().default(false) }).strict().default({ allowPrivateAddresses: false }),
+      })
+      .strict()
+      .default({ maxGrantsPerUser: 10, clientMetadata: { allowPrivateAddresses: false } }),
     auth: z
       .object({ signUp: z.boolean().default(true), sessionTtlDays: positiveInt.default(30) })
       .strict()
@@ -173,7 +187,7 @@ export function surfaceOf(file: Pick<FileConfig, 'apiPrefix' | 'apiKeys' | 'ai' 
 
 export interface Config extends Omit<FileConfig, 'mcpServer'> {
   surface: Surface;
-  mcpServer: { enabled: boolean; tools: McpToolConfig[] };
+  mcpServer: { enabled: boolean; tools: McpToolConfig[]; allowedHosts: string[]; allowedOrigins: string[] };
   policy: { model: string; file: string; scopes: string };
   host: string;
   port: number;
@@ -346,7 +360,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   return {
     ...file,
     surface,
-    mcpServer: { enabled: file.mcpServer.enabled, tools: file.mcpServer.tools ?? defaultMcpTools(file.apiPrefix) },
+    mcpServer: { ...file.mcpServer, tools: file.mcpServer.tools ?? defaultMcpTools(file.apiPrefix) },
     policy: {
       model: rawPolicy.model ? fromFile(file.policy.model) : resolve(packageRoot, file.policy.model),
       file: file.policy.file ? fromFile(file.policy.file) : resolve(packageRoot, `policies/variant-${surface.variant.toLowerCase()}.csv`),

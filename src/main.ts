@@ -35,6 +35,7 @@ import { createOAuthHolder } from './oauth/holder.ts';
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;
 import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
 import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
+import { acceptedMcpHosts, isLoopbackHost } from './mcp/dns-rebinding.ts';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -55,6 +56,8 @@ export interface GatewayOptions {
   usageFlush?: { intervalMs?: number; every?: Every };
   /** Leased quota blocks: sizes and timings; tests set sweepIntervalMs 0 and sweep by hand. */
   quotaLease?: Pick<LeaseOptions, 'floor' | 'blockSize' | 'blockTtlMs' | 'sweepIntervalMs'>;
+  /** A certificate authority trusted for client metadata documents (tests serve them over https with their own). */
+  clientMetadataCa?: string;
 }
 
 export interface Gateway {
@@ -199,13 +202,18 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.surface.features.oauth) {
     const decided = oauthIssuer(config.publicUrl, config.host, url);
-    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: config.surface.paths.mcp, renderError: renderOAuthError }));
+    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: config.surface.paths.mcp, renderError: renderOAuthError, clientMetadata: config.oauth.clientMetadata, clientMetadataCa: opts.clientMetadataCa }));
     else logger.warn(decided.reason);
   }
   logger.info({
     url, database: embedded ? 'embedded' : config.databaseDirectUrl ? 'DATABASE_URL (pooled) + DATABASE_DIRECT_URL' : 'DATABASE_URL',
     counters: config.redis ? describeRedis(config.redis) : counters.kind, oauthIssuer: oauth.issuer,
   }, 'keygate listening');
+  // Reachable from the network with no public URL: say which names /api/mcp answers to, since a
+  // client that uses any other (the machine's name, another address) is refused.
+  if (config.surface.features.mcp && !config.publicUrl && !isLoopbackHost(config.host)) {
+    logger.warn({ acceptedHosts: acceptedMcpHosts(config) }, `${config.surface.paths.mcp} answers only for these hosts (any port); set publicUrl or mcpServer.allowedHosts for others`);
+  }
 
   let stopped: Promise<{ cutOff: number }> | null = null;
   const shutdown = (graceMs = SHUTDOWN_GRACE_MS) => (stopped ??= (async () => {

@@ -61,6 +61,9 @@ export const health = z.object({ status: z.literal('ok') });
 export const readiness = z.looseObject({ status: z.enum(['ready', 'unavailable']), checks: z.record(z.string(), z.enum(['ok', 'unavailable'])) });
 export const resourceMetadata = z.looseObject({ resource: z.string(), bearer_methods_supported: z.array(z.string()).optional() });
 export const openApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()) });
+export const jsonRpcError = z.looseObject({
+  jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]), error: z.looseObject({ code: z.int(), message: z.string() }),
+});
 export const mcpRefusal = z.object({ error: z.literal('invalid_token'), error_description: z.string() });
 
 export const problem = z.looseObject({

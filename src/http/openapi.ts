@@ -58,7 +58,10 @@ function responses(op: Operation): Json {
     out[String(status)] = { description: plain.description, content: { ...plain.content, 'application/problem+json': { schema } } };
   }
   for (const [status, answer] of Object.entries(op.answers ?? {})) {
-    out[status] = { description: answer.description, ...(answer.schema ? { content: { 'application/json': { schema: jsonSchema(answer.schema, 'output') } } } : {}) };
+    // `withProblems`: the status is answered either way (a JSON-RPC error, or a problem of the gateway's own).
+    const kept = answer.withProblems ? (out[status] as { content?: Json } | undefined)?.content ?? {} : {};
+    const content = { ...kept, ...(answer.schema ? { 'application/json': { schema: jsonSchema(answer.schema, 'output') } } : {}) };
+    out[status] = { description: answer.description, ...(Object.keys(content).length ? { content } : {}) };
   }
   return out;
 }

@@ -20,7 +20,7 @@ export interface Operation {
   /** Other answers that are not problems, e.g. readiness's 503 with its checks. */
   also?: { status: number; schema: z.ZodType; description: string };
   /** Answers given instead of the ones built from `ok` and the problems (the MCP endpoint's). */
-  answers?: Record<number, { description: string; schema?: z.ZodType }>;
+  answers?: Record<number, { description: string; schema?: z.ZodType; withProblems?: boolean }>;
   problems?: ErrorCode[];
   /** Who may call: `mcp` is a key or an OAuth token in x-api-key or Authorization: Bearer. */
   security?: 'public' | 'caller' | 'session' | 'admin' | 'mcp';

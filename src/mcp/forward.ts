@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { McpToolConfig } from '../config.ts';
 import { AppError, refusalError } from '../errors.ts';
 import { canonicalizePath } from '../http/canonical-path.ts';

@@ -10,6 +10,7 @@ import type { Upstream } from '../http/proxy/upstream.ts';
 import { callerSlots, type CallerSlots } from '../http/proxy/concurrency.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
 import { parseBody } from '../http/body.ts';
+import { webRequest, writeResponse } from './bridge.ts';
 import { prepareTool, type ForwardedTool } from './forward.ts';
 import { BUILT_IN_TOOLS } from './tool-names.ts';
 import { publicBase } from './refusal.ts';
@@ -28,8 +29,8 @@ const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 // The MCP SDK (about 20 MB resident) is loaded with the first MCP request, not at start: a gateway
 // that serves only REST never carries it.
-let sdk: Promise<[typeof import('./server.ts'), typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')]> | null = null;
-const loadSdk = () => (sdk ??= Promise.all([import('./server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]));
+let sdk: Promise<typeof import('./server.ts')> | null = null;
+const loadSdk = () => (sdk ??= import('./server.ts'));
 
 const version = (JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -54,6 +55,10 @@ export function mcpOperations(surface: Pick<Surface, 'paths'>) {
       answers: {
         200: { description: 'A JSON-RPC answer (JSON or an event stream)' },
         401: { description: 'Every refusal, in the OAuth form (WWW-Authenticate: Bearer error="invalid_token")', schema: s.mcpRefusal },
+        // The 2026-07-28 revision answers its protocol errors with HTTP statuses and the request's id.
+        400: { description: 'A JSON-RPC error of the 2026-07-28 revision (missing _meta, headers that disagree with the body, an unknown revision), or a problem', schema: s.jsonRpcError, withProblems: true },
+        404: { description: 'A JSON-RPC "method not found" of the 2026-07-28 revision, or the NOT_FOUND problem while the MCP server is off', schema: s.jsonRpcError, withProblems: true },
+        415: { description: 'A JSON-RPC error: the body is not JSON', schema: s.jsonRpcError },
       },
     },
   } satisfies Record<string, Operation>;
@@ -102,26 +107,18 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = calle
     const body = await parseBody(ctx, z.unknown());
     // One message per request: a JSON-RPC batch would run many tool calls for one unit of quota.
     if (Array.isArray(body)) throw new AppError('VALIDATION_FAILED', 'JSON-RPC batches are not accepted here; send one message per request.');
-    const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk();
-    const server = buildMcpServer({
+    const { serveMcp } = await loadSdk();
+    const sx = {
       caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix, slots, closed,
       forwarded: { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol },
-    });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    };
+    // A client that goes away aborts the exchange (and any tool call it started).
+    const abort = new AbortController();
     ctx.res.on('close', () => {
-      void transport.close();
-      void server.close();
+      if (!ctx.res.writableFinished) abort.abort();
     });
-    await server.connect(transport);
-    ctx.respond = false;
-    try {
-      await transport.handleRequest(ctx.req, ctx.res, body);
-    } catch (err) {
-      // Nothing written yet: the problems middleware answers, and Koa must write it. Once the
-      // transport has answered, rethrowing only gets the error logged.
-      if (!ctx.res.headersSent) ctx.respond = true;
-      throw err;
-    }
+    const response = await serveMcp({ request: webRequest(ctx, abort.signal), parsedBody: body, sx });
+    await writeResponse(ctx, response);
   });
 
   // Stateless: there is no session to stream server notifications on or to end, as in the SDK's

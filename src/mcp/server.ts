@@ -1,4 +1,6 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import {
+  McpServer, createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo,
+} from '@modelcontextprotocol/server';
 import type { KeyService } from '../services/keys/service.ts';
 import type { UserRecord } from '../services/accounts.ts';
 import type { VerifiedKey } from '../services/keys/types.ts';
@@ -8,10 +10,14 @@ import { statusOfError } from '../http/problem.ts';
 import type { OAuthGrantRef } from '../http/state.ts';
 import { forwardTool, textResult, toolError, type ForwardContext, type ForwardedTool } from './forward.ts';
 
-// One McpServer per HTTP request (stateless Streamable HTTP): the caller is fixed for the whole
-// server, so every tool acts as the key's owner without reading anything from the MCP session.
+// The only module that knows the SDK's server. One McpServer per HTTP request, for either revision:
+// the caller is fixed for the whole server, so every tool acts as the key's owner without reading
+// anything from an MCP session (there is none).
 
 export { BUILT_IN_TOOLS } from './tool-names.ts';
+
+/** The MCP revisions /api/mcp answers: 2025-era clients (initialize, stateless) and 2026-07-28 (per-request _meta). */
+export const SERVED_REVISIONS = ['2025-11-25', '2026-07-28'] as const;
 
 export interface ServerContext extends ForwardContext {
   caller: { kind: 'key'; user: UserRecord; key: VerifiedKey; grant?: OAuthGrantRef };
@@ -24,10 +30,22 @@ export interface ServerContext extends ForwardContext {
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
+// The SDK hands the AuthInfo it was given to the factory untouched; the context rides beside it,
+// keyed by that object, so nothing of the caller is serialised into a place the SDK might echo.
+const contexts = new WeakMap<AuthInfo, ServerContext>();
+
 export function buildMcpServer(sx: ServerContext): McpServer {
   const server = new McpServer(
     { name: 'keygate', version: sx.version },
-    { instructions: 'You act as the owner of the API key, in their personal scope (never an organization). Refused or failed calls come back as tool errors with the HTTP status and the reason.' },
+    {
+      instructions: 'You act as the owner of the API key, in their personal scope (never an organization). Refused or failed calls come back as tool errors with the HTTP status and the reason.',
+      // keygate has no resources or prompts: saying so with empty lists is a truthful answer,
+      // where leaving the capabilities out makes clients that ask anyway see "method not found".
+      capabilities: { resources: {}, prompts: {} },
+      // 2026-07-28 answers carry caching hints: the tool list depends on the key (private), and
+      // may change with a config reload, so it is kept briefly.
+      cacheHints: { 'tools/list': { ttlMs: 60_000, cacheScope: 'private' }, 'server/discover': { ttlMs: 300_000, cacheScope: 'private' } },
+    },
   );
   const { user, key } = sx.caller;
 
@@ -73,4 +91,39 @@ export function buildMcpServer(sx: ServerContext): McpServer {
     }, (input) => forwardTool(tool, input, sx));
   }
   return server;
+}
+
+/** What one request to /api/mcp hands the SDK: the web Request, its parsed body and the caller's context. */
+export interface McpExchange { request: Request; parsedBody: unknown; sx: ServerContext }
+
+const fromAuth = (authInfo: AuthInfo | undefined): ServerContext => {
+  const sx = authInfo && contexts.get(authInfo);
+  if (!sx) throw new Error('MCP request without its caller context');
+  return sx;
+};
+
+// The 2026-07-28 leg: the SDK checks the revision, the standard headers and the _meta envelope,
+// and answers their errors with the request's id. 2025-era messages are not its business here.
+const modern = createMcpHandler(({ authInfo }) => buildMcpServer(fromAuth(authInfo)), { legacy: 'reject' });
+
+// The 2025-era leg: stateless Streamable HTTP answered as one JSON body, as before; the SDK's own
+// fallback would answer an event stream instead.
+async function legacy({ request, parsedBody, sx }: McpExchange): Promise<Response> {
+  const server = buildMcpServer(sx);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody });
+  } finally {
+    void transport.close();
+    void server.close();
+  }
+}
+
+/** Answers one MCP message of either revision. */
+export async function serveMcp(exchange: McpExchange): Promise<Response> {
+  if (await isLegacyRequest(exchange.request, exchange.parsedBody)) return legacy(exchange);
+  const authInfo: AuthInfo = { token: '', clientId: exchange.sx.caller.key.id, scopes: ['mcp'] };
+  contexts.set(authInfo, exchange.sx);
+  return modern.fetch(exchange.request, { authInfo, parsedBody: exchange.parsedBody });
 }

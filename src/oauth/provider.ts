@@ -46,6 +46,10 @@ export interface ProviderDeps {
   mcpPath: string;
   /** The page a person's browser gets when a step under /oauth/ fails (http/routes/oauth.ts). */
   renderError: NonNullable<Configuration['renderError']>;
+  /** `oauth.clientMetadata`: whether metadata documents may come from loopback and private addresses (tests). */
+  clientMetadata?: { allowPrivateAddresses: boolean };
+  /** A certificate authority trusted for metadata documents beside the system's (tests only). */
+  clientMetadataCa?: string;
 }
 
 function candidateSecrets() {
@@ -53,7 +57,7 @@ function candidateSecrets() {
   return { cookie_key: randomBytes(32).toString('base64url'), jwk: { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' } };
 }
 
-export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, renderError }: ProviderDeps): Promise<OAuthRuntime> {
+export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, renderError, clientMetadata, clientMetadataCa }: ProviderDeps): Promise<OAuthRuntime> {
   // Loaded only when a server starts OAuth: the CLI's commands never need it, and the library
   // writes a notice to stderr when loaded on Node 20, which would break their one-line errors.
   const { default: ProviderClass, errors } = await import('oidc-provider');
@@ -101,6 +105,12 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     },
     // keygate's own page: the library's loads a web font from a third party.
     renderError,
+    // A client's metadata document is small; anything past 5 KB is refused unread.
+    fetchResponseBodyLimits: { 'client_id metadata document': 5 * 1024 },
+    // The library fetches through a dispatcher that drops connections to loopback and private
+    // addresses (after DNS, so a name rebound to one is caught too). Only with the operator's
+    // explicit leave (tests) is that dispatcher swapped for one that connects anywhere.
+    ...(clientMetadata?.allowPrivateAddresses ? { fetch: await privateAddressFetch(clientMetadataCa) } : {}),
     features: {
       devInteractions: { enabled: false },
       // Logging out through a client's redirect would send the browser on to any URI a client
@@ -108,6 +118,10 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
       // every authorization asks for the keygate session and a fresh consent.
       rpInitiatedLogout: { enabled: false },
       registration: { enabled: true },
+      // Client ID Metadata Documents: an https client_id is fetched as the client's metadata (its
+      // client_id must equal the URL; no redirects, 2.5 s, https only) and cached as its HTTP
+      // caching headers say, at most a day; nothing is stored.
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02', cacheDuration: { min: 0, max: DAY } },
       revocation: { enabled: true },
       introspection: { enabled: false },
       userinfo: { enabled: false },
@@ -144,6 +158,14 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     };
   }
   return { provider, issuer, resource, handler: provider.callback() };
+}
+
+/** fetch without the SSRF guard, trusting `ca` beside the system's authorities. */
+async function privateAddressFetch(ca: string | undefined): Promise<NonNullable<Configuration['fetch']>> {
+  const [{ Agent, fetch }, { rootCertificates }] = await Promise.all([import('undici'), import('node:tls')]);
+  const agent = new Agent({ connect: ca ? { ca: [...rootCertificates, ca] } : {} });
+  // The library only ever fetches by URL.
+  return (url, options) => fetch(String(url), { ...(options as object), dispatcher: agent }) as unknown as ReturnType<NonNullable<Configuration['fetch']>>;
 }
 
 /** The authorization server's issuer URL, or why there is none. */

@@ -17,14 +17,17 @@ export interface ConsentInput {
   /** Where the client will receive the answer; shown so a person can spot an impostor. */
   redirectOrigin: string;
   email: string;
+  /** For a client known by its metadata document: the host that published it, beside the name it claims. */
+  documentHost?: string;
 }
 
-export function consentMain({ uid, clientName, clientId, redirectOrigin, email }: ConsentInput): Html {
+export function consentMain({ uid, clientName, clientId, redirectOrigin, email, documentHost }: ConsentInput): Html {
   const action = (what: 'allow' | 'deny') => `/oauth/consent/${encodeURIComponent(uid)}/${what}`;
   return html`<div class="auth-grid">
 <h1 class="auth-title">Connect ${clientName} to keygate?</h1>
 <section class="panel" aria-labelledby="consent-title">
 <h2 id="consent-title">${clientName} wants to act as you</h2>
+${documentHost ? html`<p class="consent-host">Described by <strong>${documentHost}</strong>: the name above is what that site says about itself.</p>` : ''}
 <p>Signed in as <strong>${email}</strong>.</p>
 <p>If you allow it, <strong>${clientName}</strong> may use the MCP server of this keygate as you: call its tools, read your account and key details, and spend your daily request quota. It cannot sign in to this page, manage your keys or use the rest of the API.</p>
 <dl class="consent-facts">

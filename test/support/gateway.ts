@@ -60,6 +60,8 @@ export interface TestGatewayOptions {
   usageFlush?: { intervalMs?: number; every?: Every };
   /** Leased quota blocks: sizes and timings (CONTRACT 18). */
   quotaLease?: GatewayOptions['quotaLease'];
+  /** A CA the OAuth server trusts for client metadata documents (a test https server's). */
+  clientMetadataCa?: string;
 }
 
 
@@ -119,7 +121,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       heard.add(check);
       check();
     });
-  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, headersTimeoutMs: opts.headersTimeoutMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease });
+  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, headersTimeoutMs: opts.headersTimeoutMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease, clientMetadataCa: opts.clientMetadataCa });
   return {
     ...gateway,
     config,

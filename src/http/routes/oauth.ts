@@ -71,6 +71,11 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
       code_challenge_methods_supported: ['S256'],
       scopes_supported: ['mcp'],
       token_endpoint_auth_methods_supported: ['none'],
+      // RFC 9207: the authorization response names its issuer, so a client talking to several
+      // servers can tell whose code it got.
+      authorization_response_iss_parameter_supported: true,
+      // A client may use the https URL of its own metadata document as its client_id.
+      client_id_metadata_document_supported: true,
     };
   });
 
@@ -97,7 +102,9 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     // an origin never goes into the header, and the consent is not offered.
     const redirectOrigin = cspOrigin(String(details.params.redirect_uri));
     if (!redirectOrigin) throw new AppError('VALIDATION_FAILED', 'The app registered a redirect address this server does not accept. Ask its authors to register again.');
-    const page = await consentPage({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email }, pageCfg);
+    // A client known by its metadata document names itself; the host it was fetched from is what vouches for it.
+    const documentHost = (client as { clientIdMetadataDocument?: boolean }).clientIdMetadataDocument ? new URL(clientId).host : undefined;
+    const page = await consentPage({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email, ...(documentHost ? { documentHost } : {}) }, pageCfg);
     ctx.set(page.headers);
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = page.body;
@@ -158,6 +165,17 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     await live();
     await grants.registrationAllowed(ctx.ip || 'unknown');
     (ctx.req as { body?: string }).body = await readRegistration(ctx);
+    await library(ctx);
+  });
+  // An authorization request without scope asks for the one scope there is (RFC 6749 3.3 lets the
+  // server pick a default). Left out, the library would grant nothing and answer access_denied
+  // after the person had clicked Allow.
+  router.get(OAUTH_ROUTES.authorization, async (ctx) => {
+    const params = new URLSearchParams(ctx.querystring);
+    if (!params.get('scope')) {
+      params.set('scope', 'mcp');
+      ctx.req.url = `${OAUTH_ROUTES.authorization}?${params.toString()}`;
+    }
     await library(ctx);
   });
   router.all('/oauth/{*rest}', library);

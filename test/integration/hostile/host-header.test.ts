@@ -28,10 +28,12 @@ describe('hostile Host headers', () => {
       });
     }
 
+    // A foreign Host never reaches the 401 on /api/mcp (mcp-dns-rebinding.test.ts); a loopback name
+    // on another port than the listener's still does, and the answer is named after it.
     it("the MCP 401's WWW-Authenticate is never stored by a cache", async () => {
-      const res = await rawRequest(gw.url, ['POST /api/mcp HTTP/1.1', 'Host: evil.example', 'Content-Type: application/json'], '{}');
+      const res = await rawRequest(gw.url, ['POST /api/mcp HTTP/1.1', 'Host: localhost:8443', 'Content-Type: application/json'], '{}');
       expect(res.status, res.text).to.equal(401);
-      expect(header(res, 'www-authenticate')).to.equal('Bearer error="invalid_token", scope="mcp", resource_metadata="http://evil.example/.well-known/oauth-protected-resource"');
+      expect(header(res, 'www-authenticate')).to.equal('Bearer error="invalid_token", scope="mcp", resource_metadata="http://localhost:8443/.well-known/oauth-protected-resource"');
       expect(header(res, 'cache-control')).to.equal('no-store');
     });
 

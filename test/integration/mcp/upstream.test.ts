@@ -31,7 +31,8 @@ describe('MCP server: forwarded tools without a working upstream', () => {
     let gw: TestGateway;
     before(async () => {
       gw = await startTestGateway({
-        config: { publicUrl: 'https://api.example.test', mcpServer: { tools: [{ name: 'list_projects', method: 'GET', path: '/api/projects' }] } },
+        // The test reaches the gateway at 127.0.0.1, which publicUrl alone would not let /api/mcp answer.
+        config: { publicUrl: 'https://api.example.test', mcpServer: { allowedHosts: ['127.0.0.1'], tools: [{ name: 'list_projects', method: 'GET', path: '/api/projects' }] } },
         counters: 'postgres',
       });
     });

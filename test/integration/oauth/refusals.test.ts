@@ -78,6 +78,7 @@ describe('OAuth for MCP clients: refusals', function () {
       registration_endpoint: `${gw.url}/oauth/register`, revocation_endpoint: `${gw.url}/oauth/revoke`,
       response_types_supported: ['code'], grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'], scopes_supported: ['mcp'], token_endpoint_auth_methods_supported: ['none'],
+      authorization_response_iss_parameter_supported: true, client_id_metadata_document_supported: true,
     });
     for (const path of ['/.well-known/oauth-protected-resource/api/mcp', '/.well-known/oauth-protected-resource']) {
       const pr = await c.get(path);
