@@ -15,7 +15,7 @@ import { createKeyService } from './services/keys/service.ts';
 import { createKeyVerifier } from './services/keys/verifier.ts';
 import { createPostgresCounters, createRedisCounters, type CounterStore } from './store/counters.ts';
 import { type Clock, type Every, systemClock, systemEvery } from './services/clock.ts';
-import { createDecisionObserver, createHeartbeat, createPolicyService, type DecisionObserver, type Heartbeat, type PolicyService } from './services/policy/index.ts';
+import { createDecisionObserver, createHeartbeat, createPolicyService, POLICY_CHECK_MS, type DecisionObserver, type Heartbeat, type PolicyService } from './services/policy/index.ts';
 import { createRedisClient, describeRedis } from './store/redis.ts';
 import { createRotationService } from './services/keys/rotation.ts';
 import { createUsageService } from './services/usage.ts';
@@ -135,6 +135,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   await policyService.bootstrap();
   const policy = policyService.holder;
   heartbeat.start();
+  // Besides the signal: a lost signal or a failed reload is caught up within one check.
+  const stopPolicyCheck = (opts.every ?? systemEvery)(POLICY_CHECK_MS, () => policyService.check());
   const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, forget: verifier.forget, signInThrottle: createSignInThrottle({ counters, clock }) });
   const keys = createKeyService({ pool, counters, config, clock, forget: verifier.forget, scopes: () => policy.current.scopes });
   const rotation = createRotationService({ pool, counters, config, clock, forget: verifier.forget });
@@ -209,6 +211,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   let stopped: Promise<{ cutOff: number }> | null = null;
   const shutdown = (graceMs = SHUTDOWN_GRACE_MS) => (stopped ??= (async () => {
     heartbeat.stop();
+    stopPolicyCheck();
     const drained = await tracker.drain(server, graceMs);
     if (drained.cutOff) logger.warn({ requests: drained.cutOff, graceMs }, 'stopping: requests still in flight were cut off');
     // After the last request, so nothing they buffered is left behind; before the pools close.
