@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import { createApp, type ServedRoute } from './app.ts';
 import { createLogger } from './log.ts';
 import { createPool, type Pool } from './store/db.ts';
-import { openDatabase } from './services/database.ts';
+import { openDatabase, requestDeadlines } from './services/database.ts';
 import { createAccountService } from './services/accounts.ts';
 import { createAuditService } from './services/audit.ts';
 import { createSignInThrottle } from './services/sign-in-throttle.ts';
@@ -32,6 +32,8 @@ import { oauthRoutes, renderOAuthError } from './http/routes/oauth.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
 
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;
+/** The PostgreSQL counter store's own pool (only without Redis). */
+const COUNTER_POOL_SIZE = 5;
 import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
 import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 
@@ -90,7 +92,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const redis = config.redis ? createRedisClient(config.redis) : null;
   // PostgreSQL counters get a pool of their own: a create holds a main-pool connection and its
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
-  const counterPool = redis ? null : createPool(databaseUrl, 5, 'counter store (PostgreSQL)');
+  const counterPool = redis ? null : createPool(databaseUrl, COUNTER_POOL_SIZE, 'counter store (PostgreSQL)', requestDeadlines(config));
   const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!, () => clock().getTime());
   const quota = createQuotaSpender({
     counters, clock, ...opts.quotaLease,

@@ -2,7 +2,7 @@
 // the CLI nor anything else needs the composition root (src/main.ts) to get a pool.
 import { resolve } from 'node:path';
 import { type Config, packageRoot } from '../config.ts';
-import { createPool, type Pool } from '../store/db.ts';
+import { createPool, type Deadlines, type Pool } from '../store/db.ts';
 import { migrate, type MigrationResult } from '../store/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../store/embedded.ts';
 
@@ -17,6 +17,12 @@ export interface OpenDatabase {
 }
 
 /**
+ * The request path's deadlines. statement_timeout is a startup parameter a transaction pooler
+ * (DATABASE_DIRECT_URL set) refuses; there the client-side deadline alone applies.
+ */
+export const requestDeadlines = (config: Config): Deadlines => ({ queryTimeoutMs: config.database.queryTimeoutMs, serverSide: config.databaseDirectUrl === null });
+
+/**
  * Opens the database: DATABASE_URL, or the embedded PostgreSQL kept under .keygate/postgres/.
  * `shareRunning`: a CLI command uses the embedded PostgreSQL a running server has started.
  */
@@ -24,7 +30,7 @@ export async function openDatabase(config: Config, dataDir = resolve('.keygate/p
   const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(dataDir, 0, packageRoot, shareRunning);
   const url = config.databaseUrl ?? embedded!.url;
   const directUrl = config.databaseDirectUrl ?? url;
-  const pool = createPool(url);
+  const pool = createPool(url, config.database.poolSize, 'database', requestDeadlines(config));
   if (runMigrations) await withDirectPool(directUrl, (direct) => migrate(direct, migrationsDir));
   return { pool, url, directUrl, embedded };
 }
