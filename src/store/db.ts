@@ -81,3 +81,25 @@ export async function withTransaction<T>(pool: Pool, fn: (client: Client) => Pro
     client.release(broken);
   }
 }
+
+/** PostgreSQL gave up on a statement to break a lock cycle (40P01) or a serialization conflict (40001). */
+const isConflict = (err: unknown): boolean => {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === '40P01' || code === '40001';
+};
+
+/**
+ * Runs a write again when PostgreSQL aborted it as a deadlock or serialization failure: such a write
+ * did nothing, and trying it again is what PostgreSQL asks for. Batches that several instances write
+ * take their rows in one order, so this is the last resort, not the rule.
+ */
+export async function retryOnConflict<T>(write: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isConflict(err) || i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * i));
+    }
+  }
+}
