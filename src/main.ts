@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import { createApp, type ServedRoute } from './app.ts';
 import { createLogger } from './log.ts';
 import { createPool, type Pool } from './store/db.ts';
-import { openDatabase, requestDeadlines } from './services/database.ts';
+import { connectionBudget, openDatabase, requestDeadlines } from './services/database.ts';
 import { createAccountService } from './services/accounts.ts';
 import { createAuditService } from './services/audit.ts';
 import { createSignInThrottle } from './services/sign-in-throttle.ts';
@@ -208,6 +208,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   logger.info({
     url, database: embedded ? 'embedded' : config.databaseDirectUrl ? 'DATABASE_URL (pooled) + DATABASE_DIRECT_URL' : 'DATABASE_URL',
     counters: config.redis ? describeRedis(config.redis) : counters.kind, oauthIssuer: oauth.issuer,
+    // What this instance may open in all, for the operator to multiply by the fleet's size.
+    postgresConnections: connectionBudget(config, counterPool ? COUNTER_POOL_SIZE : 0),
   }, 'keygate listening');
 
   let stopped: Promise<{ cutOff: number }> | null = null;

@@ -22,6 +22,20 @@ export interface OpenDatabase {
  */
 export const requestDeadlines = (config: Config): Deadlines => ({ queryTimeoutMs: config.database.queryTimeoutMs, serverSide: config.databaseDirectUrl === null });
 
+/** The direct pool migrations run on at start (closed before the first request). */
+export const DIRECT_POOL_SIZE = 2;
+
+/**
+ * The PostgreSQL connections one gateway instance may hold, by what holds them; `total` is their
+ * sum, what N instances multiply against the server's max_connections (or a pooler's).
+ */
+export interface ConnectionBudget { pool: number; counterPool: number; signal: number; direct: number; total: number }
+
+export function connectionBudget(config: Config, counterPoolSize: number): ConnectionBudget {
+  const parts = { pool: config.database.poolSize, counterPool: counterPoolSize, signal: 1, direct: DIRECT_POOL_SIZE };
+  return { ...parts, total: parts.pool + parts.counterPool + parts.signal + parts.direct };
+}
+
 /**
  * Opens the database: DATABASE_URL, or the embedded PostgreSQL kept under .keygate/postgres/.
  * `shareRunning`: a CLI command uses the embedded PostgreSQL a running server has started.
@@ -41,7 +55,7 @@ export async function openDatabase(config: Config, dataDir = resolve('.keygate/p
  * connections, and the lock could outlive the run on an idle one.
  */
 export async function withDirectPool<T>(directUrl: string, fn: (pool: Pool) => Promise<T>): Promise<T> {
-  const direct = createPool(directUrl, 2);
+  const direct = createPool(directUrl, DIRECT_POOL_SIZE);
   try {
     return await fn(direct);
   } finally {
