@@ -22,6 +22,7 @@ import { createUsageService } from './services/usage.ts';
 import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota-blocks.ts';
 import { createQuotaSpender, type LeaseOptions, type QuotaSpender } from './services/quota-lease.ts';
 import { listen, type Signal } from './store/notify.ts';
+import { outageWatchOf } from './store/outage.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
@@ -94,6 +95,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
   const counterPool = redis ? null : createPool(databaseUrl, COUNTER_POOL_SIZE, 'counter store (PostgreSQL)', requestDeadlines(config));
   const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!, () => clock().getTime());
+  // One line when a store's outage begins (with its cause) and one when it ends, not one per refusal.
+  for (const target of [pool, counterPool, redis]) {
+    outageWatchOf(target ?? {})?.on((e) => {
+      if (e.state === 'began') logger.error({ store: e.store, since: e.since, cause: e.cause }, `${e.store} unavailable: what needs it answers 503 until it answers again`);
+      else logger.warn({ store: e.store, since: e.since, lastedMs: e.lastedMs, refused: e.refused }, `${e.store} available again`);
+    });
+  }
   const quota = createQuotaSpender({
     counters, clock, ...opts.quotaLease,
     blocks: redis ? createRedisQuotaBlocks(redis) : createPostgresQuotaBlocks(counterPool!),

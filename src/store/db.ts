@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../errors.ts';
-import { rejectAsOutage } from './outage.ts';
+import { OutageWatch, rejectAsOutage } from './outage.ts';
 
 export type Pool = pg.Pool;
 export type Client = pg.PoolClient;
@@ -51,14 +51,15 @@ export function createPool(connectionString: string, max = DEFAULT_POOL_SIZE, st
   const pool = new pg.Pool({ connectionString, max, ...timeouts });
   // An idle client that loses its server must not crash the process; the next query fails instead.
   pool.on('error', () => {});
+  const watch = new OutageWatch(store);
   pool.on('connect', (client) => {
     // The pool listens for errors only on idle clients. A checked-out client between two statements
     // (a transaction waiting on Redis, say) that hears its server die would emit an unheard error and
     // crash the process (test/faults/postgres.test.ts); its next query fails instead, as a 503.
     client.on('error', () => {});
-    rejectAsOutage(client, ['query'], store, isOutage);
+    rejectAsOutage(client, ['query'], store, isOutage, watch);
   });
-  rejectAsOutage(pool, ['query', 'connect'], store, isOutage);
+  rejectAsOutage(pool, ['query', 'connect'], store, isOutage, watch);
   return pool;
 }
 
