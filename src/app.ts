@@ -145,7 +145,8 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
       countRequest(ctx.method, status, caller.kind);
       timeRequest(ctx.method, seconds);
       if (logger.isLevelEnabled('debug') || status >= 500) {
-        logger[status >= 500 ? 'warn' : 'debug']({ reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status, ms: Math.round(seconds * 1e4) / 10, caller: caller.kind, userId: caller.kind === 'anonymous' ? undefined : caller.user.id }, 'request');
+        // A 503 is a store's outage (logged once, when it begins and ends) or a stop: not a warning per request.
+        logger[status >= 500 && status !== 503 ? 'warn' : 'debug']({ reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status, ms: Math.round(seconds * 1e4) / 10, caller: caller.kind, userId: caller.kind === 'anonymous' ? undefined : caller.user.id }, 'request');
       }
     }
   }

@@ -130,6 +130,16 @@ export const configSchema = z
       .object({ signUp: z.boolean().default(true), sessionTtlDays: positiveInt.default(30) })
       .strict()
       .default({ signUp: true, sessionTtlDays: 30 }),
+    database: z
+      .object({
+        // Each request-path query's deadline, and the longest wait for a pool connection: a
+        // database that stops answering is an outage (503), not a hang.
+        queryTimeoutMs: positiveInt.default(1_500),
+        // Connections the request pool may open; the start log prints the instance's whole budget.
+        poolSize: positiveInt.default(10),
+      })
+      .strict()
+      .default({ queryTimeoutMs: 1_500, poolSize: 10 }),
     server: z
       // Open connections one instance holds at most; past it a new one is closed at once.
       .object({ maxConnections: positiveInt.default(10_000) })

@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import { createApp, type ServedRoute } from './app.ts';
 import { createLogger } from './log.ts';
 import { createPool, type Pool } from './store/db.ts';
-import { openDatabase } from './services/database.ts';
+import { connectionBudget, openDatabase, requestDeadlines } from './services/database.ts';
 import { createAccountService } from './services/accounts.ts';
 import { createAuditService } from './services/audit.ts';
 import { createConsoleService } from './services/console.ts';
@@ -16,13 +16,14 @@ import { createKeyService } from './services/keys/service.ts';
 import { createKeyVerifier } from './services/keys/verifier.ts';
 import { createPostgresCounters, createRedisCounters, type CounterStore } from './store/counters.ts';
 import { type Clock, type Every, systemClock, systemEvery } from './services/clock.ts';
-import { createDecisionObserver, createHeartbeat, createPolicyService, type DecisionObserver, type Heartbeat, type PolicyService } from './services/policy/index.ts';
+import { createDecisionObserver, createHeartbeat, createPolicyService, POLICY_CHECK_MS, type DecisionObserver, type Heartbeat, type PolicyService } from './services/policy/index.ts';
 import { createRedisClient, describeRedis } from './store/redis.ts';
 import { createRotationService } from './services/keys/rotation.ts';
 import { createUsageService } from './services/usage.ts';
 import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota-blocks.ts';
 import { createQuotaSpender, type LeaseOptions, type QuotaSpender } from './services/quota-lease.ts';
 import { listen, type Signal } from './store/notify.ts';
+import { outageWatchOf } from './store/outage.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
@@ -33,6 +34,8 @@ import { oauthRoutes, renderOAuthError } from './http/routes/oauth.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
 
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;
+/** The PostgreSQL counter store's own pool (only without Redis). */
+const COUNTER_POOL_SIZE = 5;
 import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
 import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 import { acceptedMcpHosts, isLoopbackHost } from './mcp/dns-rebinding.ts';
@@ -94,8 +97,15 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const redis = config.redis ? createRedisClient(config.redis) : null;
   // PostgreSQL counters get a pool of their own: a create holds a main-pool connection and its
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
-  const counterPool = redis ? null : createPool(databaseUrl, 5, 'counter store (PostgreSQL)');
+  const counterPool = redis ? null : createPool(databaseUrl, COUNTER_POOL_SIZE, 'counter store (PostgreSQL)', requestDeadlines(config));
   const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!, () => clock().getTime());
+  // One line when a store's outage begins (with its cause) and one when it ends, not one per refusal.
+  for (const target of [pool, counterPool, redis]) {
+    outageWatchOf(target ?? {})?.on((e) => {
+      if (e.state === 'began') logger.error({ store: e.store, since: e.since, cause: e.cause }, `${e.store} unavailable: what needs it answers 503 until it answers again`);
+      else logger.warn({ store: e.store, since: e.since, lastedMs: e.lastedMs, refused: e.refused }, `${e.store} available again`);
+    });
+  }
   const quota = createQuotaSpender({
     counters, clock, ...opts.quotaLease,
     blocks: redis ? createRedisQuotaBlocks(redis) : createPostgresQuotaBlocks(counterPool!),
@@ -139,6 +149,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   await policyService.bootstrap();
   const policy = policyService.holder;
   heartbeat.start();
+  // Besides the signal: a lost signal or a failed reload is caught up within one check.
+  const stopPolicyCheck = (opts.every ?? systemEvery)(POLICY_CHECK_MS, () => policyService.check());
   const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, forget: verifier.forget, signInThrottle: createSignInThrottle({ counters, clock }) });
   const keys = createKeyService({ pool, counters, config, clock, forget: verifier.forget, scopes: () => policy.current.scopes });
   const rotation = createRotationService({ pool, counters, config, clock, forget: verifier.forget });
@@ -208,6 +220,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   logger.info({
     url, database: embedded ? 'embedded' : config.databaseDirectUrl ? 'DATABASE_URL (pooled) + DATABASE_DIRECT_URL' : 'DATABASE_URL',
     counters: config.redis ? describeRedis(config.redis) : counters.kind, oauthIssuer: oauth.issuer,
+    // What this instance may open in all, for the operator to multiply by the fleet's size.
+    postgresConnections: connectionBudget(config, counterPool ? COUNTER_POOL_SIZE : 0),
   }, 'keygate listening');
   // Reachable from the network with no public URL: say which names /api/mcp answers to, since a
   // client that uses any other (the machine's name, another address) is refused.
@@ -218,6 +232,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   let stopped: Promise<{ cutOff: number }> | null = null;
   const shutdown = (graceMs = SHUTDOWN_GRACE_MS) => (stopped ??= (async () => {
     heartbeat.stop();
+    stopPolicyCheck();
     const drained = await tracker.drain(server, graceMs);
     if (drained.cutOff) logger.warn({ requests: drained.cutOff, graceMs }, 'stopping: requests still in flight were cut off');
     // After the last request, so nothing they buffered is left behind; before the pools close.

@@ -1,4 +1,4 @@
-import type { Queryable } from './db.ts';
+import { retryOnConflict, type Queryable } from './db.ts';
 import type { RateLimitRule } from '../config.ts';
 
 /** Scope name -> permitted actions, as stored: `{ ai: ["access"] }`, `{ mcp: ["access"] }`. */
@@ -127,12 +127,18 @@ export async function listKeysPage(db: Queryable, limit: number, after: { create
   return rows;
 }
 
-/** Batched write of last use: one statement for many keys. */
+/**
+ * Batched write of last use: one statement for many keys. Several instances write the same keys, so
+ * the rows are locked in id order first (a cycle of waits needs two orders), and a conflict that
+ * still happens is retried.
+ */
 export async function touchKeys(db: Queryable, uses: { id: string; at: Date }[]): Promise<void> {
   if (!uses.length) return;
-  await db.query(
-    `UPDATE apikeys k SET last_used_at = GREATEST(k.last_used_at, u.at)
-       FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at) WHERE k.id = u.id`,
-    [uses.map((u) => u.id), uses.map((u) => u.at)],
-  );
+  const sorted = [...uses].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  await retryOnConflict(() => db.query(
+    `WITH locked AS MATERIALIZED (SELECT id FROM apikeys WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE)
+     UPDATE apikeys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+       FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at) WHERE k.id = u.id AND k.id IN (SELECT id FROM locked)`,
+    [sorted.map((u) => u.id), sorted.map((u) => u.at)],
+  ));
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { rejectAsOutage } from './outage.ts';
+import { StoreUnavailableError } from '../errors.ts';
+import { OutageWatch, rejectAsOutage } from './outage.ts';
 
 export type Pool = pg.Pool;
 export type Client = pg.PoolClient;
@@ -14,40 +15,92 @@ export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 function isOutage(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const { code, message } = err as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || code === '55000' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
-  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
+  // 57014: a statement cancelled by statement_timeout, the server-side half of the query deadline.
+  if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || code === '55000' || code === '57014' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/.test(message);
 }
+
+/**
+ * How long the request path waits on the database. A server that stops answering without closing
+ * its connections (a stalled network, a frozen VM) would otherwise hold every request for as long as
+ * it is frozen: with these, each query and each wait for a connection ends as an outage instead.
+ */
+export interface Deadlines {
+  /** Each query's client-side deadline, and the longest wait for a pool connection. */
+  queryTimeoutMs: number;
+  /**
+   * Also ask the server to cancel a statement past the deadline (statement_timeout, sent when the
+   * connection starts). Off behind a transaction pooler, which refuses unknown startup parameters.
+   */
+  serverSide: boolean;
+}
+
+export const DEFAULT_QUERY_TIMEOUT_MS = 1_500;
+export const DEFAULT_POOL_SIZE = 10;
 
 /**
  * A pool whose queries, checkouts and checked-out clients reject with StoreUnavailableError naming
  * `store` when the database is out of reach: the one place PostgreSQL errors are read for that.
+ * Without `deadlines` (migrations, the command line's direct pool) queries may take as long as
+ * they need and a connection is waited for 5 s.
  */
-export function createPool(connectionString: string, max = 10, store = 'database'): Pool {
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000 });
+export function createPool(connectionString: string, max = DEFAULT_POOL_SIZE, store = 'database', deadlines?: Deadlines): Pool {
+  const timeouts = deadlines
+    ? { connectionTimeoutMillis: deadlines.queryTimeoutMs, query_timeout: deadlines.queryTimeoutMs, ...(deadlines.serverSide ? { statement_timeout: deadlines.queryTimeoutMs } : {}) }
+    : { connectionTimeoutMillis: 5000 };
+  const pool = new pg.Pool({ connectionString, max, ...timeouts });
   // An idle client that loses its server must not crash the process; the next query fails instead.
   pool.on('error', () => {});
+  const watch = new OutageWatch(store);
   pool.on('connect', (client) => {
     // The pool listens for errors only on idle clients. A checked-out client between two statements
     // (a transaction waiting on Redis, say) that hears its server die would emit an unheard error and
     // crash the process (test/faults/postgres.test.ts); its next query fails instead, as a 503.
     client.on('error', () => {});
-    rejectAsOutage(client, ['query'], store, isOutage);
+    rejectAsOutage(client, ['query'], store, isOutage, watch);
   });
-  rejectAsOutage(pool, ['query', 'connect'], store, isOutage);
+  rejectAsOutage(pool, ['query', 'connect'], store, isOutage, watch);
   return pool;
 }
 
 export async function withTransaction<T>(pool: Pool, fn: (client: Client) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (e) {
-    await client.query('ROLLBACK').catch(() => {});
+    // A connection that failed as an outage may be one that stopped answering: a ROLLBACK on it
+    // would wait out another deadline. It is discarded instead (the server rolls back when it
+    // goes), never handed to the next request.
+    if (e instanceof StoreUnavailableError) broken = e;
+    else await client.query('ROLLBACK').catch(() => {});
     throw e;
   } finally {
-    client.release();
+    client.release(broken);
+  }
+}
+
+/** PostgreSQL gave up on a statement to break a lock cycle (40P01) or a serialization conflict (40001). */
+const isConflict = (err: unknown): boolean => {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === '40P01' || code === '40001';
+};
+
+/**
+ * Runs a write again when PostgreSQL aborted it as a deadlock or serialization failure: such a write
+ * did nothing, and trying it again is what PostgreSQL asks for. Batches that several instances write
+ * take their rows in one order, so this is the last resort, not the rule.
+ */
+export async function retryOnConflict<T>(write: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isConflict(err) || i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * i));
+    }
   }
 }

@@ -47,7 +47,9 @@ export function createRedisClient(setting: RedisSetting): RedisClient {
   const client = build(setting);
   // Errors surface on the commands that hit them (and so as 503s); the event must not crash us.
   client.on('error', () => {});
-  const commands = client.getBuiltinCommands().flatMap((name) => [name, `${name}Buffer`]);
+  // CLIENT is left out: ioredis tags each new connection with CLIENT SETINFO, which a Redis before
+  // 7.2 refuses; that refusal is no outage (ioredis ignores it) and must not be reported as one.
+  const commands = client.getBuiltinCommands().filter((name) => name !== 'client').flatMap((name) => [name, `${name}Buffer`]);
   rejectAsOutage(client, [...commands, 'call'], REDIS_STORE, () => true);
   return client;
 }

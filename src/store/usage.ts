@@ -1,4 +1,4 @@
-import type { Queryable } from './db.ts';
+import { retryOnConflict, type Queryable } from './db.ts';
 
 // Daily usage totals per key (table key_usage_daily) and per OAuth grant (grant_usage_daily).
 // Days are UTC dates written as 'YYYY-MM-DD'.
@@ -14,6 +14,7 @@ const ADD = {
      SELECT d.id, d.day, d.requests, d.refused
        FROM unnest($1::uuid[], $2::date[], $3::bigint[], $4::bigint[]) AS d(id, day, requests, refused)
        JOIN apikeys k ON k.id = d.id
+      ORDER BY d.id, d.day
      ON CONFLICT (key_id, day) DO UPDATE
        SET requests = key_usage_daily.requests + EXCLUDED.requests,
            refused = key_usage_daily.refused + EXCLUDED.refused`,
@@ -21,15 +22,20 @@ const ADD = {
      SELECT d.id, d.day, d.requests, d.refused
        FROM unnest($1::text[], $2::date[], $3::bigint[], $4::bigint[]) AS d(id, day, requests, refused)
        JOIN oauth_grants g ON g.id = d.id
+      ORDER BY d.id, d.day
      ON CONFLICT (grant_id, day) DO UPDATE
        SET requests = grant_usage_daily.requests + EXCLUDED.requests,
            refused = grant_usage_daily.refused + EXCLUDED.refused`,
 } as const;
 
-/** One statement for a batch of tallies of one subject: adds to what other instances already wrote. */
+/**
+ * One statement for a batch of tallies of one subject: adds to what other instances already wrote.
+ * Its rows are taken in (id, day) order, the same in every instance, so two batches never wait on
+ * each other in a cycle; a conflict that still happens is retried, never dropped.
+ */
 export async function addUsage(db: Queryable, subject: UsageSubject, deltas: UsageDelta[]): Promise<void> {
   if (!deltas.length) return;
-  await db.query(ADD[subject], [deltas.map((d) => d.id), deltas.map((d) => d.day), deltas.map((d) => d.requests), deltas.map((d) => d.refused)]);
+  await retryOnConflict(() => db.query(ADD[subject], [deltas.map((d) => d.id), deltas.map((d) => d.day), deltas.map((d) => d.requests), deltas.map((d) => d.refused)]));
 }
 
 /** The days of [from, to] that have counts; the caller fills quiet days with zeros. */

@@ -68,14 +68,14 @@ export async function settledFleet(lc: Lifecycle, waitS: number | null, horizonM
 export function reportFleet(lc: Lifecycle, status: FleetStatus, json: boolean, waitS: number | null, horizonMs = FLEET_HORIZON_MS): number {
   const { liveVersion, candidateId, instances, lagging } = status;
   if (json) {
-    const rows = instances.map((i) => ({ instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId, seenAt: i.seenAt.toISOString(), lagging: i.lagging }));
+    const rows = instances.map((i) => ({ instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId, seenAt: i.seenAt.toISOString(), lagging: i.lagging, lagReason: i.lagReason }));
     lc.io.stdout(`${JSON.stringify({ liveVersion, candidateId, lagging, instances: rows })}\n`);
   } else {
     lc.io.stdout(`live version ${liveVersion}${candidateId !== null ? `; candidate ${candidateId} under shadow evaluation` : ''}\n`);
     if (instances.length === 0) lc.io.stdout(`no instance heard from in the last ${horizonMs / 1000} s\n`);
     for (const i of instances) {
       const shadow = i.shadowId === null ? '' : ` candidate ${i.shadowId}`;
-      lc.io.stdout(`${i.instanceId.slice(0, 8)} ${i.host} pid ${i.pid} version ${i.policyVersion}${shadow} seen ${i.seenAt.toISOString()}${i.lagging ? ' LAGGING' : ''}\n`);
+      lc.io.stdout(`${i.instanceId.slice(0, 8)} ${i.host} pid ${i.pid} version ${i.policyVersion}${shadow} seen ${i.seenAt.toISOString()}${i.lagging ? ' LAGGING' : ''}${i.lagReason ? `: ${oneLine(i.lagReason)}` : ''}\n`);
     }
   }
   if (lagging > 0) {

@@ -114,7 +114,13 @@ export function createKeyVerifier(opts: VerifierOptions) {
     if (!lastUse.size) return;
     const uses = [...lastUse].map(([id, at]) => ({ id, at }));
     lastUse.clear();
-    await keys.touchKeys(pool, uses).catch(() => {});
+    try {
+      await keys.touchKeys(pool, uses);
+    } catch {
+      // Kept for the next flush (a use seen since is newer and wins): last use is advisory, but a
+      // database that was away for a moment must not erase it.
+      for (const u of uses) if (!lastUse.has(u.id)) lastUse.set(u.id, u.at);
+    }
   };
   const stopFlushing = (opts.every ?? systemEvery)(opts.flushIntervalMs ?? 2_000, flush);
 

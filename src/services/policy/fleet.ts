@@ -40,8 +40,8 @@ export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEAR
   let timer: NodeJS.Timeout | null = null;
 
   const beat = async () => {
-    const { version, candidateId } = loaded();
-    await recordHeartbeat(pool, { instanceId, host: hostname(), pid: process.pid, policyVersion: version, shadowId: candidateId, startedAt, seenAt: clock() });
+    const { version, candidateId, lagReason } = loaded();
+    await recordHeartbeat(pool, { instanceId, host: hostname(), pid: process.pid, policyVersion: version, shadowId: candidateId, lagReason, startedAt, seenAt: clock() });
   };
   const tick = async () => {
     // A database that is down is reported by /readyz; the next tick tries again.
@@ -66,7 +66,10 @@ export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEAR
 }
 
 export interface FleetInstance extends InstanceRow {
-  /** It has not loaded the live version (yet: instances reload within a second of a change). */
+  /**
+   * It has not loaded the live version (yet: instances reload within a second of a change), or its
+   * last attempt to load it failed (`lagReason` says why; it retries every few seconds).
+   */
   lagging: boolean;
 }
 
@@ -84,6 +87,6 @@ export interface FleetStatus {
 export async function fleetStatus({ pool, clock }: { pool: Pool; clock: Clock }, horizonMs = FLEET_HORIZON_MS): Promise<FleetStatus> {
   const [live, candidate, seen] = await Promise.all([findLiveVersion(pool), findCandidate(pool), listInstancesSeenSince(pool, new Date(clock().getTime() - horizonMs))]);
   const liveVersion = live?.version ?? 0;
-  const instances = seen.map((i) => ({ ...i, lagging: i.policyVersion !== liveVersion }));
+  const instances = seen.map((i) => ({ ...i, lagging: i.policyVersion !== liveVersion || i.lagReason !== null }));
   return { liveVersion, candidateId: candidate?.id ?? null, instances, lagging: instances.filter((i) => i.lagging).length };
 }

@@ -8,7 +8,7 @@ import { fleetStatus, FLEET_HORIZON_MS, type FleetStatus } from './fleet.ts';
 import { createShadowService, type ShadowService } from './shadow.ts';
 import { createPolicyVersionService, type PolicyVersionService } from './versions.ts';
 
-export { createPolicyService, readPolicyFiles, readStoredPolicy, scopesFileFor, type BootResult, type LoadedPolicy, type PolicyFiles, type PolicyService } from './live.ts';
+export { createPolicyService, POLICY_CHECK_MS, readPolicyFiles, readStoredPolicy, scopesFileFor, type BootResult, type LoadedPolicy, type PolicyFiles, type PolicyService } from './live.ts';
 export { applyPolicy, createPolicyVersionService, engineOfTexts, textsOf, type ApplyOutcome, type Authorship, type PolicyVersionService } from './versions.ts';
 export { createShadowService, type ShadowService } from './shadow.ts';
 export { createDecisionObserver, DEFAULT_DENY, type DecisionObserver } from './observer.ts';

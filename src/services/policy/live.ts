@@ -36,8 +36,15 @@ export interface PolicyServiceDeps {
   observer?: DecisionObserver;
 }
 
-/** What this instance has in force: the live version (0: seeded from the files) and the candidate. */
-export interface LoadedPolicy { version: number; candidateId: number | null }
+/**
+ * What this instance has in force: the live version (0: seeded from the files) and the candidate;
+ * `lagReason` is set while the last attempt to load the live version failed (it then keeps
+ * enforcing `version`), and says why.
+ */
+export interface LoadedPolicy { version: number; candidateId: number | null; lagReason: string | null }
+
+/** How often an instance compares the live version with the one it has loaded, besides the signal. */
+export const POLICY_CHECK_MS = 5_000;
 
 export interface BootResult { seeded: boolean; differsFromFiles: boolean }
 
@@ -52,6 +59,12 @@ export interface PolicyService {
   bootstrap(): Promise<BootResult>;
   /** The stored policy again; the latest reload started wins, a failed one keeps the policy in force. */
   reload(): Promise<void>;
+  /**
+   * Reloads when the live version (or candidate) differs from the one loaded, or the last load
+   * failed: a lost signal or a failed reload never leaves the instance behind for longer than the
+   * schedule this runs on.
+   */
+  check(): Promise<void>;
 }
 
 export async function readPolicyFiles(files: PolicyFiles): Promise<PolicyTexts> {
@@ -72,8 +85,10 @@ const canonical = (rs: readonly PolicyRule[]) => rs.map((r) => ruleToCsvRow(r).j
 
 export function createPolicyService({ pool, files, logger, readRules = readStoredRules, observer }: PolicyServiceDeps): PolicyService {
   let engine: PolicyEngine | null = null;
-  let loaded: LoadedPolicy = { version: 0, candidateId: null };
+  let loaded: LoadedPolicy = { version: 0, candidateId: null, lagReason: null };
   let candidate: { id: number; engine: PolicyEngine } | null = null;
+  // The candidate id the last load saw, built or not: one that does not build is not reloaded for.
+  let seenCandidateId: number | null = null;
   let modelText: string | null = null;
   // The files' scopes, for a store seeded before scopes were stored (it then holds none).
   let fileScopes: ScopeCatalog | null = null;
@@ -116,7 +131,8 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
     return () => {
       engine = observer ? observer.observe(liveEngine, next) : liveEngine;
       candidate = next;
-      loaded = { version: live?.version ?? 0, candidateId: next?.id ?? null };
+      seenCandidateId = cand?.id ?? null;
+      loaded = { version: live?.version ?? 0, candidateId: next?.id ?? null, lagReason: null };
     };
   };
 
@@ -127,16 +143,37 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
       reloadWanted = true;
       return;
     }
+    const seq = ++reloadSeq;
     try {
-      const seq = ++reloadSeq;
       const [state, stored] = await Promise.all([readState(), readStoredPolicy(pool, modelText, readRules)]);
       const swap = await build(stored, state.live, state.cand, modelText);
       if (seq !== reloadSeq) return;
+      const was = loaded.lagReason;
       swap();
-      logger?.info('policy reloaded');
+      if (was !== null) logger?.warn({ version: loaded.version }, 'policy reload recovered: the live version is in force again');
+      else logger?.info('policy reloaded');
     } catch (err) {
-      logger?.error({ err }, 'policy reload failed; keeping the policy in force');
+      if (seq === reloadSeq) lagging(err);
     }
+  };
+
+  // Retried every check, so the reason is logged when it changes, not on every attempt.
+  const lagging = (err: unknown) => {
+    const reason = err instanceof Error ? err.message : String(err);
+    if (reason !== loaded.lagReason) logger?.error({ err, version: loaded.version }, `policy reload failed; keeping version ${loaded.version} in force and retrying: ${reason}`);
+    loaded = { ...loaded, lagReason: reason };
+  };
+
+  const check = async (): Promise<void> => {
+    if (!engine || modelText === null) return;
+    try {
+      const { live, cand } = await readState();
+      if (loaded.lagReason === null && (live?.version ?? 0) === loaded.version && (cand?.id ?? null) === seenCandidateId) return;
+    } catch (err) {
+      lagging(err);
+      return;
+    }
+    await reload();
   };
 
   return {
@@ -145,6 +182,7 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
       return loaded;
     },
     reload,
+    check,
     /**
      * Two instances starting together both see the store empty at most once: the advisory lock
      * makes the second wait and find the rows.
