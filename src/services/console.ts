@@ -11,7 +11,7 @@ import { permissionsFromNames } from '../policy/scopes.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from './clock.ts';
 import type { RequestMeta } from './accounts.ts';
-import { createPolicyAdmin, engineOfTexts, explain, readPolicyFiles, textsOf, type ApplyOutcome, type FleetStatus, type PolicyFiles } from './policy/index.ts';
+import { createPolicyAdmin, engineOfTexts, explain, fleetView, readPolicyFiles, textsOf, type ApplyOutcome, type PolicyFiles } from './policy/index.ts';
 
 export interface UsageTotals { days: { date: string; requests: number; refused: number }[] }
 
@@ -20,12 +20,6 @@ const candidateView = (c: CandidateRow) => ({ id: c.id, sha256: c.sha256, create
 export type VersionView = ReturnType<typeof versionView>;
 export type CandidateView = ReturnType<typeof candidateView>;
 
-export const fleetView = (f: FleetStatus) => ({
-  liveVersion: f.liveVersion,
-  candidateId: f.candidateId,
-  lagging: f.lagging,
-  instances: f.instances.map((i) => ({ instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId, seenAt: i.seenAt.toISOString(), lagging: i.lagging })),
-});
 
 export interface ExplainInput { method: string; path: string; subject: 'anonymous' | 'session' | 'key' | 'oauth'; role?: 'user' | 'admin'; permissions?: string[] }
 

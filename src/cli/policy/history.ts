@@ -1,6 +1,6 @@
 // `keygate policy history [--limit N]`, `policy rollback VERSION`, `policy status`.
 import { parseArgs } from 'node:util';
-import { FLEET_HORIZON_MS, type FleetStatus } from '../../services/policy/index.ts';
+import { FLEET_HORIZON_MS, fleetView, type FleetStatus } from '../../services/policy/index.ts';
 import { safetyChecks } from './checks.ts';
 import { CliError } from './common.ts';
 import { positiveInt, sayOutcome, type Lifecycle } from './lifecycle.ts';
@@ -68,8 +68,7 @@ export async function settledFleet(lc: Lifecycle, waitS: number | null, horizonM
 export function reportFleet(lc: Lifecycle, status: FleetStatus, json: boolean, waitS: number | null, horizonMs = FLEET_HORIZON_MS): number {
   const { liveVersion, candidateId, instances, lagging } = status;
   if (json) {
-    const rows = instances.map((i) => ({ instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId, seenAt: i.seenAt.toISOString(), lagging: i.lagging, lagReason: i.lagReason }));
-    lc.io.stdout(`${JSON.stringify({ liveVersion, candidateId, lagging, instances: rows })}\n`);
+    lc.io.stdout(`${JSON.stringify(fleetView(status))}\n`);
   } else {
     lc.io.stdout(`live version ${liveVersion}${candidateId !== null ? `; candidate ${candidateId} under shadow evaluation` : ''}\n`);
     if (instances.length === 0) lc.io.stdout(`no instance heard from in the last ${horizonMs / 1000} s\n`);

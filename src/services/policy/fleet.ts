@@ -90,3 +90,11 @@ export async function fleetStatus({ pool, clock }: { pool: Pool; clock: Clock },
   const instances = seen.map((i) => ({ ...i, lagging: i.policyVersion !== liveVersion || i.lagReason !== null }));
   return { liveVersion, candidateId: candidate?.id ?? null, instances, lagging: instances.filter((i) => i.lagging).length };
 }
+
+/** The fleet as the CLI's `status --json` and the console's API answer it: one shape for both. */
+export const fleetView = (f: FleetStatus) => ({
+  liveVersion: f.liveVersion,
+  candidateId: f.candidateId,
+  lagging: f.lagging,
+  instances: f.instances.map((i) => ({ instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId, seenAt: i.seenAt.toISOString(), lagging: i.lagging, lagReason: i.lagReason })),
+});
