@@ -6,6 +6,7 @@ import { policyMetrics } from './http/policy/metrics.ts';
 import type { Config } from './config.ts';
 import { createApp, type ServedRoute } from './app.ts';
 import { createLogger } from './log.ts';
+import { heapBudgetWarning } from './services/heap-budget.ts';
 import { createPool, type Pool } from './store/db.ts';
 import { connectionBudget, openDatabase, requestDeadlines } from './services/database.ts';
 import { createAccountService } from './services/accounts.ts';
@@ -119,6 +120,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     onLookup: (result) => lookups.inc({ result }),
   });
   if (config.surface.features.apiKeys) await verifier.load();
+  const heapWarning = heapBudgetWarning(config.keyCache.maxBytes + config.keyCache.unknownMaxBytes);
+  if (heapWarning) logger.warn(heapWarning);
   new Gauge({
     name: 'keygate_key_cache_bytes', help: 'Estimated heap held by the key verification cache: stored keys (known) and keys found not to exist (unknown)',
     labelNames: ['cache'], registers: [registry],

@@ -23,6 +23,8 @@ export interface ServerProcess {
   url: string;
   pid: number;
   stats(): Promise<ServerStats>;
+  /** Writes a heap snapshot of the server to `path` (a full GC first, as V8 does for any snapshot). */
+  snapshot(path: string): Promise<string>;
   /** Asks the server to close, then kills it if it has not exited in time. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -96,6 +98,11 @@ export async function startServer(name: string, kind: ServerKind, opts: ServerOp
         post({ type: 'stats' });
         const { type: _type, ...stats } = await reply;
         return stats;
+      },
+      async snapshot(path: string) {
+        const reply = waitForMessage(child, 'snapshot', 120_000, `server ${name}`);
+        post({ type: 'snapshot', path });
+        return (await reply).path;
       },
     };
   } catch (e) {

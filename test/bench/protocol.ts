@@ -26,11 +26,17 @@ export interface ServerStats {
    * ended the process: the server counts them instead, so that the run still yields figures.
    */
   uncaughtAborts: number;
+  /** V8 heap in use and reserved, and memory outside it (Buffers), at the time of asking. */
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
 }
 
 export type ChildMessage =
   | { type: 'ready'; url: string; pid: number }
   | { type: 'failed'; message: string }
-  | ({ type: 'stats' } & ServerStats);
+  | ({ type: 'stats' } & ServerStats)
+  | { type: 'snapshot'; path: string };
 
-export type ParentMessage = { type: 'stats' } | { type: 'stop' };
+/** snapshot: write a heap snapshot (test/bench/memory.ts) to `path` and answer when written. */
+export type ParentMessage = { type: 'stats' } | { type: 'stop' } | { type: 'snapshot'; path: string };

@@ -6,6 +6,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
+import { writeHeapSnapshot } from 'node:v8';
 import Koa from 'koa';
 import { Pool as UndiciPool, type Dispatcher } from 'undici';
 import { loadConfig } from '../../src/config.ts';
@@ -143,7 +144,10 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   process.on('message', (m: ParentMessage) => {
-    if (m.type === 'stats') send({ type: 'stats', rssNow: process.memoryUsage.rss(), rssSampledPeak: sampledPeak, vmHwm: vmHwmBytes(), uncaughtAborts });
+    if (m.type === 'stats') {
+      const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
+      send({ type: 'stats', rssNow: rss, rssSampledPeak: sampledPeak, vmHwm: vmHwmBytes(), uncaughtAborts, heapUsed, heapTotal, external });
+    } else if (m.type === 'snapshot') send({ type: 'snapshot', path: writeHeapSnapshot(m.path) });
     else if (m.type === 'stop') void stop(0);
   });
   // The parent died or was killed: nobody will ever stop this server.
