@@ -1,4 +1,4 @@
-import type { RedisClient } from './redis.ts';
+import { evalWrite, type RedisClient, type ReplicaWait } from './redis.ts';
 import type { Queryable } from './db.ts';
 
 // Leased quota blocks (docs/speed.md): several requests' worth of a key's quota taken from the shared
@@ -111,24 +111,24 @@ v = redis.call('INCR', KEYS[1])
 if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return v`;
 
-export function createRedisQuotaBlocks(redis: RedisClient, prefix = 'keygate:'): QuotaBlockStore {
+export function createRedisQuotaBlocks(redis: RedisClient, prefix = 'keygate:', wait?: ReplicaWait): QuotaBlockStore {
   const keys = (name: string, windowStart: Date) => {
     const counter = redisKey(prefix, name, windowStart);
     return [counter, recordsKey(counter)] as const;
   };
   return {
     async lease(name, windowStart, want, limit, floor, ttlSeconds, t) {
-      const [granted, counted, claimed] = (await redis.eval(LEASE_BLOCK, 2, ...keys(name, windowStart),
+      const [granted, counted, claimed] = (await evalWrite(redis, wait, LEASE_BLOCK, 2, ...keys(name, windowStart),
         want, limit, floor, ttlSeconds, t.nowMs, t.leaseMs, t.id, t.claim)) as [number, number, number];
       return { granted: Number(granted), counted: Number(counted), claimed: Number(claimed), id: t.id };
     },
     claim: async (name, windowStart, id, want, nowMs) =>
-      Number(await redis.eval(CLAIM, 2, ...keys(name, windowStart), id, want, nowMs)),
+      Number(await evalWrite(redis, wait, CLAIM, 2, ...keys(name, windowStart), id, want, nowMs)),
     async handBack(name, windowStart, id, unspent) {
-      await redis.eval(HAND_BACK, 2, ...keys(name, windowStart), id, unspent);
+      await evalWrite(redis, wait, HAND_BACK, 2, ...keys(name, windowStart), id, unspent);
     },
     spendOne: async (name, windowStart, limit, ttlSeconds, nowMs) =>
-      Number(await redis.eval(SPEND_ONE, 2, ...keys(name, windowStart), limit, ttlSeconds, nowMs)),
+      Number(await evalWrite(redis, wait, SPEND_ONE, 2, ...keys(name, windowStart), limit, ttlSeconds, nowMs)),
   };
 }
 
