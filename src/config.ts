@@ -140,6 +140,15 @@ export const configSchema = z
       })
       .strict()
       .default({ queryTimeoutMs: 1_500, poolSize: 10 }),
+    redis: z
+      .object({
+        // Replicas each counter write waits for (Redis WAIT), at most waitTimeoutMs: a failover
+        // then loses no acknowledged count (CONTRACT 23). 0: no wait.
+        waitReplicas: z.number().int().min(0).default(0),
+        waitTimeoutMs: positiveInt.default(50),
+      })
+      .strict()
+      .default({ waitReplicas: 0, waitTimeoutMs: 50 }),
     server: z
       // Open connections one instance holds at most; past it a new one is closed at once.
       .object({ maxConnections: positiveInt.default(10_000) })
@@ -195,7 +204,9 @@ export function surfaceOf(file: Pick<FileConfig, 'apiPrefix' | 'apiKeys' | 'ai' 
   };
 }
 
-export interface Config extends Omit<FileConfig, 'mcpServer'> {
+export interface Config extends Omit<FileConfig, 'mcpServer' | 'redis'> {
+  /** keygate.yaml's `redis:` (the replicas each counter write waits for). */
+  redisWait: FileConfig['redis'];
   surface: Surface;
   mcpServer: { enabled: boolean; tools: McpToolConfig[]; allowedHosts: string[]; allowedOrigins: string[] };
   policy: { model: string; file: string; scopes: string };
@@ -383,6 +394,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     preparedStatements: preparedStatementsFrom(env),
     redisUrl: env.REDIS_URL || null,
     redis: redisSettingFrom(env),
+    redisWait: file.redis,
     contentApiKey: env.CONTENT_API_KEY || null,
     logLevel: env.LOG_LEVEL || 'info',
     configPath: path,

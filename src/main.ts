@@ -99,7 +99,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // PostgreSQL counters get a pool of their own: a create holds a main-pool connection and its
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
   const counterPool = redis ? null : createPool(databaseUrl, COUNTER_POOL_SIZE, 'counter store (PostgreSQL)', requestDeadlines(config));
-  const counters: CounterStore = redis ? createRedisCounters(redis) : createPostgresCounters(counterPool!, () => clock().getTime());
+  const counters: CounterStore = redis ? createRedisCounters(redis, undefined, undefined, config.redisWait) : createPostgresCounters(counterPool!, () => clock().getTime());
   // One line when a store's outage begins (with its cause) and one when it ends, not one per refusal.
   for (const target of [pool, counterPool, redis]) {
     outageWatchOf(target ?? {})?.on((e) => {
@@ -109,7 +109,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   }
   const quota = createQuotaSpender({
     counters, clock, ...opts.quotaLease,
-    blocks: redis ? createRedisQuotaBlocks(redis) : createPostgresQuotaBlocks(counterPool!),
+    blocks: redis ? createRedisQuotaBlocks(redis, undefined, config.redisWait) : createPostgresQuotaBlocks(counterPool!),
   });
 
   const registry = new Registry();

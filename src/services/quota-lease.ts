@@ -2,6 +2,7 @@ import type { QuotaBlockStore } from '../store/quota-blocks.ts';
 import type { Clock } from './clock.ts';
 import type { CounterStore } from '../store/counters.ts';
 import { utcDayStart } from '../store/counters.ts';
+import { randomUUID } from 'node:crypto';
 import { evaluateQuota, quotaCounterName, spendQuota, spendWithWindows, type QuotaOutcome } from './quota.ts';
 import type { RateLimitRule } from '../config.ts';
 
@@ -29,6 +30,12 @@ export interface LeaseOptions {
   floor?: number;
   blockSize?: number;
   blockTtlMs?: number;
+  /**
+   * How much of a block its holder takes at a time from the block's record in the counter store
+   * (Redis); the next part is claimed in the background before this one runs out. A holder that
+   * dies loses at most this much; the rest of its block returns when the record expires.
+   */
+  claimSize?: number;
   /** 0: no timer; whoever owns the spender calls sweep() (tests). */
   sweepIntervalMs?: number;
 }
@@ -38,8 +45,14 @@ const WINDOW_TTL_SECONDS = 86_400 + 3600;
 interface Holding {
   window: number;
   limit: number;
-  /** Requests of the block not yet spent here. */
+  /** The record's id in the counter store. */
+  id: string;
+  /** Requests claimed from the block and not yet spent here. */
   left: number;
+  /** What the block's record still holds, as far as this instance knows. */
+  unclaimed: number;
+  /** A claim of the next part, under way. */
+  claiming: Promise<void> | null;
   /** The counter's value when the block was leased, the block included. */
   counted: number;
   leasedAt: number;
@@ -58,9 +71,13 @@ export const oneByOne = (counters: CounterStore): QuotaSpender => ({
 export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
   const { counters, blocks, clock } = opts;
   if (!blocks) return oneByOne(counters);
+  const store = blocks;
   const floor = opts.floor ?? 1000;
   const blockSize = opts.blockSize ?? 200;
   const blockTtlMs = opts.blockTtlMs ?? 4000;
+  const claimSize = opts.claimSize ?? 25;
+  const instance = randomUUID();
+  let leases = 0;
   const holdings = new Map<string, Holding>();
   const leasing = new Map<string, Promise<void>>();
   // When each key last spent one by one for want of a block. A key leases only when it comes back
@@ -71,19 +88,38 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
 
   // A hand-back that fails leaves the block counted as spent: the key may lose those requests for
   // the day, but the fleet-wide limit still holds, which is the promise that matters.
-  const handBack = (keyId: string, h: Holding) => {
+  // The record keeps what was not claimed, so that part returns when it expires even then.
+  const handBack = async (keyId: string, h: Holding) => {
+    if (h.claiming) await h.claiming;
     const unspent = h.left;
+    const recorded = h.unclaimed;
     h.left = 0;
-    if (unspent > 0) return blocks.handBack(quotaCounterName(keyId), new Date(h.window), unspent).catch(() => {});
-    return Promise.resolve();
+    h.unclaimed = 0;
+    if (unspent > 0 || recorded > 0) await blocks.handBack(quotaCounterName(keyId), new Date(h.window), h.id, unspent).catch(() => {});
+  };
+
+  // A claim that fails or finds the record expired ends the block here: what it held is the
+  // store's to return, and the next request leases anew.
+  const claimNext = (keyId: string, h: Holding) => {
+    h.claiming = blocks.claim(quotaCounterName(keyId), new Date(h.window), h.id, Math.min(claimSize, h.unclaimed), clock().getTime())
+      .then((n) => {
+        h.left += n;
+        h.unclaimed = n > 0 ? h.unclaimed - n : 0;
+      }, () => void (h.unclaimed = 0))
+      .finally(() => void (h.claiming = null));
   };
 
   const lease = async (keyId: string, limit: number, window: number) => {
     // A store that does not answer rejects with StoreUnavailableError: the request fails closed.
-    const grant = await blocks.lease(quotaCounterName(keyId), new Date(window), blockSize, limit, floor, WINDOW_TTL_SECONDS);
+    const leasedAt = clock().getTime();
+    const terms = { id: `${instance}:${++leases}`, claim: claimSize, leaseMs: blockTtlMs, nowMs: leasedAt };
+    const grant = await blocks.lease(quotaCounterName(keyId), new Date(window), blockSize, limit, floor, WINDOW_TTL_SECONDS, terms);
     const old = holdings.get(keyId);
     if (old) await handBack(keyId, old);
-    holdings.set(keyId, { window, limit, left: grant.granted, counted: grant.counted, leasedAt: clock().getTime(), belowFloor: grant.granted === 0 });
+    holdings.set(keyId, {
+      window, limit, id: grant.id, left: grant.claimed, unclaimed: grant.granted - grant.claimed, claiming: null,
+      counted: grant.counted, leasedAt, belowFloor: grant.granted === 0,
+    });
   };
 
   async function spend(keyId: string, limit: number, now: Date, windows: RateLimitRule[] = []): Promise<QuotaOutcome> {
@@ -93,15 +129,25 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     // request pass the day's block while a window refuses it (spending from one and not the other).
     if (windows.length) return spendWithWindows(counters, keyId, limit, windows, now);
     if (limit <= floor) return spendQuota(counters, keyId, limit, now);
+    // One by one for a key that may lease: the same call returns expired blocks' records first.
+    const single = async () =>
+      evaluateQuota(await store.spendOne(quotaCounterName(keyId), utcDayStart(now), limit, WINDOW_TTL_SECONDS, now.getTime()), limit, now);
     const window = utcDayStart(now).getTime();
     for (;;) {
       const h = holdings.get(keyId);
       if (h && h.window === window) {
-        if (h.belowFloor) return spendQuota(counters, keyId, limit, now);
-        if (h.left > 0 && now.getTime() - h.leasedAt < blockTtlMs) {
-          h.left--;
-          // What this instance knew was left when it leased, less what it has spent since.
-          return evaluateQuota(h.counted - h.left, limit, now);
+        if (h.belowFloor) return single();
+        if (now.getTime() - h.leasedAt < blockTtlMs) {
+          if (h.left > 0) {
+            h.left--;
+            if (h.left <= claimSize / 2 && h.unclaimed > 0 && !h.claiming) claimNext(keyId, h);
+            // What this instance knew was left when it leased, less what it has spent since.
+            return evaluateQuota(h.counted - h.left - h.unclaimed, limit, now);
+          }
+          if (h.claiming) {
+            await h.claiming;
+            continue;
+          }
         }
       }
       let pending = leasing.get(keyId);
@@ -110,7 +156,7 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
         const at = now.getTime();
         if (last === undefined || at - last >= blockTtlMs) {
           lastSingle.set(keyId, at);
-          return spendQuota(counters, keyId, limit, now);
+          return single();
         }
       }
       // One lease per key at a time; requests arriving meanwhile wait for it and try again.

@@ -1,4 +1,4 @@
-import { REDIS_STORE, type RedisClient } from './redis.ts';
+import { evalWrite, REDIS_STORE, type RedisClient, type ReplicaWait } from './redis.ts';
 import type { Pool } from './db.ts';
 import { StoreUnavailableError } from '../errors.ts';
 
@@ -93,7 +93,8 @@ const groupKeys = (prefix: string, all: LimitedCounter[]) => {
 export const REDIS_FAIL_FAST_MS = 1_000;
 const MAX_FAILING_COUNTERS = 10_000;
 
-export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', nowMs: () => number = Date.now): CounterStore {
+/** `wait`: replicas each write waits for (keygate.yaml `redis.waitReplicas`); none by default. */
+export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', nowMs: () => number = Date.now, wait?: ReplicaWait): CounterStore {
   const failing = new Map<string, number>();
   const guardCounter = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
     const until = failing.get(key);
@@ -113,7 +114,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
     kind: 'redis',
     increment: (name, windowStart, ttlSeconds) => {
       const key = windowKey(prefix, name, windowStart);
-      return guardCounter(key, async () => Number(await redis.eval(INCREMENT_WINDOW, 1, key, ttlSeconds)));
+      return guardCounter(key, async () => Number(await evalWrite(redis, wait, INCREMENT_WINDOW, 1, key, ttlSeconds)));
     },
     decrement: (name, windowStart) => {
       const key = windowKey(prefix, name, windowStart);
@@ -127,7 +128,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
       const keys = groupKeys(prefix, all);
       const args = all.flatMap((c) => [c.limit, c.ttlSeconds]);
       return guardCounter(keys[0]!, async () => {
-        const [refused, ...values] = ((await redis.eval(SPEND_ALL, keys.length, ...keys, ...args)) as (number | string)[]).map(Number);
+        const [refused, ...values] = ((await evalWrite(redis, wait, SPEND_ALL, keys.length, ...keys, ...args)) as (number | string)[]).map(Number);
         return { refusedBy: refused! - 1, values };
       });
     },

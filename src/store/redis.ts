@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { rejectAsOutage } from './outage.ts';
+import { StoreUnavailableError } from '../errors.ts';
 
 // The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
 // Sentinel-watched master. Every shape fails fast rather than queueing, so a request that needs a
@@ -85,6 +86,28 @@ function build(setting: RedisSetting): RedisClient {
         redisOptions: { ...failFast, reconnectOnError: reconnectOnReadonly },
       });
   }
+}
+
+/** keygate.yaml's `redis.waitReplicas` and `redis.waitTimeoutMs`. */
+export interface ReplicaWait { waitReplicas: number; waitTimeoutMs: number }
+
+/**
+ * Runs a counter-writing script; with `waitReplicas` above 0, a WAIT follows it in the same round
+ * trip (one pipeline, so one node even in a Cluster), and the answer comes once that many replicas
+ * have the write or the timeout passed. A write that timed out waiting is still counted: refusing
+ * it would not take it back.
+ */
+export async function evalWrite(redis: RedisClient, wait: ReplicaWait | undefined, script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown> {
+  if (!wait || wait.waitReplicas <= 0) return redis.eval(script, numKeys, ...args);
+  let answers: [Error | null, unknown][] | null;
+  try {
+    answers = await redis.pipeline().eval(script, numKeys, ...args).call('WAIT', wait.waitReplicas, wait.waitTimeoutMs).exec();
+  } catch (e) {
+    throw new StoreUnavailableError(REDIS_STORE, e instanceof Error ? e : new Error(String(e)));
+  }
+  const [err, value] = answers?.[0] ?? [new Error('no answer'), null];
+  if (err) throw new StoreUnavailableError(REDIS_STORE, err);
+  return value;
 }
 
 /** `host:port,host:port` as the environment spells it; throws naming the bad entry. */
