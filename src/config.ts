@@ -143,7 +143,7 @@ export const configSchema = z
     redis: z
       .object({
         // Replicas each counter write waits for (Redis WAIT), at most waitTimeoutMs: a failover
-        // then loses no acknowledged count (CONTRACT 23). 0: no wait.
+        // then loses no acknowledged count. 0: no wait.
         waitReplicas: z.number().int().min(0).default(0),
         waitTimeoutMs: positiveInt.default(50),
       })

@@ -7,7 +7,7 @@ import type { Queryable } from './db.ts';
 // paths see one number; what a block leaves unspent is handed back by subtracting it. On Redis a
 // block is also recorded with an expiry, and its holder claims it a part at a time: a holder that
 // dies (kill -9) or fails to hand back loses at most its last claimed part, and the rest returns
-// to the key when the record expires (CONTRACT 23).
+// to the key when the record expires.
 
 export interface BlockGrant {
   /** How many requests the block holds; 0 when none was leased (too little left above the floor). */
