@@ -50,17 +50,55 @@ export async function keyProxy(targetUrl: string, key: string): Promise<{ url: s
 
 export interface Run { code: number | null; output: string }
 
+export interface Running {
+  /** Everything the suite has printed so far, stdout and stderr together. */
+  output(): string;
+  /** Resolves with the first match of `pattern` in the output; rejects after `timeoutMs` or when the suite exits first. */
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+  /** Resolves when the suite exits (killed after the bound given to startConformance). */
+  exited: Promise<Run>;
+  /** Kills it now, if it still runs. */
+  kill(): void;
+}
+
+/** Starts the suite's CLI with Node 24 and answers at once, for a run the test takes part in. */
+export function startConformance(node: string, args: string[], timeoutMs: number): Running {
+  const child = spawn(node, [CONFORMANCE, ...args], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const heard = new Set<() => void>();
+  const hear = (d: Buffer) => {
+    output += d.toString();
+    for (const wake of [...heard]) wake();
+  };
+  child.stdout.on('data', hear);
+  child.stderr.on('data', hear);
+  const bound = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  let done = false;
+  const exited = new Promise<Run>((ok) => child.on('close', (code) => {
+    done = true;
+    clearTimeout(bound);
+    for (const wake of [...heard]) wake();
+    ok({ code, output });
+  }));
+  const waitFor = (pattern: RegExp, ms: number) => new Promise<RegExpMatchArray>((ok, fail) => {
+    const stop = (settle: () => void) => {
+      heard.delete(check);
+      clearTimeout(timer);
+      settle();
+    };
+    const check = () => {
+      const m = output.match(pattern);
+      if (m) stop(() => ok(m));
+      else if (done) stop(() => fail(new Error(`the suite exited before printing ${pattern}:\n${output.slice(-4000)}`)));
+    };
+    const timer = setTimeout(() => stop(() => fail(new Error(`the suite printed nothing matching ${pattern} within ${ms} ms:\n${output.slice(-4000)}`))), ms);
+    heard.add(check);
+    check();
+  });
+  return { output: () => output, waitFor, exited, kill: () => { if (!done) child.kill('SIGKILL'); } };
+}
+
 /** Runs the suite's CLI with Node 24; never throws on a failing run, answers its exit code and output. */
 export function runConformance(node: string, args: string[], timeoutMs: number): Promise<Run> {
-  return new Promise((ok) => {
-    const child = spawn(node, [CONFORMANCE, ...args], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const bound = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(bound);
-      ok({ code, output });
-    });
-  });
+  return startConformance(node, args, timeoutMs).exited;
 }

@@ -169,7 +169,8 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
   });
   // An authorization request without scope asks for the one scope there is (RFC 6749 3.3 lets the
   // server pick a default). Left out, the library would grant nothing and answer access_denied
-  // after the person had clicked Allow.
+  // after the person had clicked Allow. Only GET: the library serves no POST authorization request
+  // (enableHttpPostMethods is off), so no form body needs the same default.
   router.get(OAUTH_ROUTES.authorization, async (ctx) => {
     const params = new URLSearchParams(ctx.querystring);
     if (!params.get('scope')) {

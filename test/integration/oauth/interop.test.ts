@@ -56,6 +56,17 @@ describe('OAuth for MCP clients: interoperating', function () {
     expect(mcp.status, mcp.text).to.equal(200);
   });
 
+  it('an authorization request as a POST form is not served (oidc-provider leaves POST off), so the GET default covers every request taken', async () => {
+    // If POST is ever enabled (enableHttpPostMethods), its form body needs the same scope default.
+    const clientId = await register();
+    const browser = new Client(gw.url);
+    browser.cookies = new Map(person.client.cookies);
+    const form = new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+    const res = await browser.request('POST', '/oauth/authorize', form.toString(), { 'content-type': 'application/x-www-form-urlencoded', origin: gw.url });
+    expect(res.status, res.text).to.equal(404);
+    expect(res.headers.location).to.equal(undefined);
+  });
+
   it('a client_id that is its metadata document URL: fetched, consented with its host shown, and tokens work', async () => {
     const clientId = `${docs.origin}/clients/editor.json`;
     documents.set('/clients/editor.json', { body: { client_id: clientId, client_name: 'Editor <Agent>', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' } });
