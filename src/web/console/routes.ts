@@ -93,5 +93,79 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     back(ctx, `/admin/users?q=${encodeURIComponent(String(done.email))}`);
   });
 
+  router.get('/admin/audit', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const type = (AUDIT_TYPES as readonly string[]).includes(str(ctx.query.type)) ? str(ctx.query.type) : '';
+    const day = (v: unknown) => (/^\d{4}-\d{2}-\d{2}$/.test(str(v)) && !Number.isNaN(Date.parse(`${str(v)}T00:00:00Z`)) ? str(v) : '');
+    const f = { type, actor: str(ctx.query.actor), owner: str(ctx.query.owner), from: day(ctx.query.from), to: day(ctx.query.to) };
+    const filter = auditFilterOf({ type: (type || undefined) as (typeof AUDIT_TYPES)[number] | undefined, actor: f.actor, owner: f.owner, from: f.from || undefined, to: f.to || undefined });
+    const res = await audit.list({ limit: 50, cursor: str(ctx.query.cursor, 200) || null, filter });
+    await page('Audit log', '/admin/audit')(ctx, a.email, auditMain(res.entries, f, AUDIT_TYPES, res.nextCursor));
+  });
+
+  router.get('/admin/keys', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const f = { owner: str(ctx.query.owner), state: str(ctx.query.state, 32), scope: str(ctx.query.scope, 64) };
+    const res = await keys.adminListKeys({ limit: 50, cursor: str(ctx.query.cursor, 200) || null });
+    const rows = await Promise.all(res.keys.map(async (k) => ({ key: k, days: (await usage.read(null, k.id, 30)).days })));
+    await page('Keys', '/admin/keys')(ctx, a.email, keysMain(rows, f, res.nextCursor));
+  });
+  const keyId = (ctx: GatewayContext) => {
+    const id = str(ctx.params.id, 64);
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new AppError('NOT_FOUND', 'There is no such key.');
+    return id;
+  };
+  router.get('/admin/keys/:id/revoke', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    await page('Revoke key', '/admin/keys')(ctx, a.email, confirmPage(ctx.path, { title: 'Revoke this key?', text: 'Anything that sends this key stops working at once. This cannot be undone.', go: 'Revoke key', back: '/admin/keys' }));
+  });
+  router.post('/admin/keys/:id/revoke', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    await keys.adminRevokeKey(a.id, keyId(ctx), requestMeta(ctx));
+    back(ctx, '/admin/keys');
+  });
+
+  router.get('/admin/policy', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const [p, versions, shadow] = await Promise.all([cs.policy(), cs.versions(20), cs.shadow()]);
+    const live = p.live ? await cs.version(p.live.version) : null;
+    const changes = new Map(await Promise.all(versions.versions.map(async (v) => [v.version, await cs.changes(v.version)] as const)));
+    const q = ctx.query;
+    const explainForm = { method: str(q.method, 16) || 'GET', path: str(q.path, 2048), subject: str(q.subject, 16) || 'session', role: str(q.role, 16) || 'user', permissions: str(q.permissions, 2000) };
+    let explained: PolicyPageData['explained'] = null;
+    if (explainForm.path) {
+      try {
+        const subject = (['anonymous', 'session', 'key', 'oauth'] as const).find((k) => k === explainForm.subject) ?? 'session';
+        const perms = explainForm.permissions.split(/\s+/).filter(Boolean);
+        explained = await cs.explain({ method: explainForm.method, path: explainForm.path.split(/[?#]/)[0] || '/', subject, role: subject === 'anonymous' ? undefined : explainForm.role === 'admin' ? 'admin' : 'user', permissions: perms.length ? perms : undefined });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        explained = { error: err.message };
+      }
+    }
+    await page('Policy', '/admin/policy')(ctx, a.email, policyMain({ live, versions: versions.versions, changes, shadow, explainForm, explained }));
+  });
+  const policyActions: Record<string, { title: string; go: string; run: (by: { userId: string; email: string }, ctx: GatewayContext) => Promise<unknown> }> = {
+    promote: { title: 'Promote the shadow candidate?', go: 'Promote', run: (by, ctx) => cs.promote(by, requestMeta(ctx)) },
+    drop: { title: 'Drop the shadow candidate?', go: 'Drop', run: async () => { if (!(await cs.drop())) throw new AppError('NOT_FOUND', 'There is no candidate policy.'); } },
+  };
+  const policyAction = (ctx: GatewayContext) => {
+    const name = str(ctx.params.action, 16);
+    const m = /^rollback-(0|[1-9][0-9]{0,8})$/.exec(name);
+    if (m) return { title: `Roll back to version ${m[1]}?`, go: `Roll back to version ${m[1]}`, run: (by: { userId: string; email: string }, c: GatewayContext) => cs.rollback(Number(m[1]), by, requestMeta(c)) };
+    if (!Object.hasOwn(policyActions, name)) throw new AppError('NOT_FOUND', 'There is no such page.');
+    return policyActions[name]!;
+  };
+  router.get('/admin/policy/:action', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const act = policyAction(ctx);
+    await page('Policy', '/admin/policy')(ctx, a.email, confirmPage(ctx.path, { title: act.title, text: 'Every instance loads the result within a second.', go: act.go, back: '/admin/policy' }));
+  });
+  router.post('/admin/policy/:action', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    await policyAction(ctx).run({ userId: a.id, email: a.email }, ctx);
+    back(ctx, '/admin/policy');
+  });
+
   return router;
 }

@@ -123,3 +123,26 @@ describe('web: the operator console', function () {
     await ctx.close();
   });
 });
+
+describe('web: the console pages that read', function () {
+  this.timeout(90_000);
+  let gw: TestGateway;
+  let t: TestPage;
+  let person: SignedUp;
+  pageSuite({ signedIn: true }, (s) => {
+    gw = s.gw;
+    t = s.t;
+    person = s.person;
+  });
+  for (const [path, heading] of [['/admin/keys', 'Keys'], ['/admin/audit', 'Audit log'], ['/admin/policy', 'Policy']] as const) {
+    it(`${path} renders with no script error and passes axe`, async () => {
+      await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [person.user.id]);
+      await person.client.post('/api/api-keys', { name: 'console key' });
+      await t.page.goto(`${path}${path === '/admin/policy' ? '?method=GET&path=/api/admin/users&subject=session&role=user' : ''}`);
+      await t.page.getByRole('heading', { name: heading, exact: true, level: 1 }).waitFor();
+      const v = await seriousViolations(t.page);
+      expect(v, describeViolations(v)).to.deep.equal([]);
+      await screenshot(t.page, `console-${path.slice(7)}`);
+    });
+  }
+});
