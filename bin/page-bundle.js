@@ -2,7 +2,7 @@
 // (bin/build.js) and by the server when it runs from the TypeScript sources (src/web/assets.ts).
 
 /** The page entries, by name, relative to src/web/client. */
-export const pageEntries = { 'sign-in': 'sign-in.ts', developers: 'developers.ts', styles: 'styles.css' };
+export const pageEntries = { 'sign-in': 'sign-in.ts', developers: 'developers.ts', console: 'console.ts', styles: 'styles.css' };
 
 /** esbuild options for the page bundle, written to memory (`write: false`) with a metafile. */
 export function pageBundleOptions(clientDir, outdir, logLevel) {

@@ -29,6 +29,7 @@ import { createUpstream } from './http/proxy/upstream.ts';
 import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { webRoutes } from './web/routes.ts';
+import { consolePages } from './web/console/routes.ts';
 import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
 import { oauthRoutes, renderOAuthError } from './http/routes/oauth.ts';
@@ -191,9 +192,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // One count per caller for REST forwards and MCP tool calls together.
   const slots = callerSlots(config.upstream.maxConcurrentPerCaller);
 
+  const audit = createAuditService({ pool });
+  const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy });
   const { app, routes } = createApp({
-    config, accounts, audit: createAuditService({ pool }), console: createConsoleService({ pool, clock, policyFiles: config.policy }), keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy })],
+    config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
     pageErrors: pageErrors(config),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.surface.features.oauth ? { holder: oauth, grants } : undefined,

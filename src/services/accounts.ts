@@ -167,6 +167,11 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
       };
     },
 
+    async findUserById(id: string): Promise<UserRecord | null> {
+      const row = await users.findUserById(pool, id);
+      return row ? userRecord(row) : null;
+    },
+
     async findUserByEmail(email: string): Promise<UserRecord | null> {
       const row = await users.findUserByEmail(pool, email);
       return row ? userRecord(row) : null;

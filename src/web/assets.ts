@@ -19,7 +19,7 @@ export interface Asset { body: Uint8Array; contentType: string }
 export interface AssetBundle {
   /** By file name under /assets/. Names carry a content hash, so they can be cached for good. */
   files: Map<string, Asset>;
-  urls: { signIn: string; developers: string; styles: string; icon: string };
+  urls: { signIn: string; developers: string; console: string; styles: string; icon: string };
 }
 
 const contentTypes: Record<string, string> = {
@@ -38,7 +38,7 @@ function urlsOf(byEntry: Map<string, string>): AssetBundle['urls'] {
     if (!name) throw new Error(`the page bundle has no output for ${file}`);
     return `/assets/${name}`;
   };
-  return { signIn: url(entries['sign-in']), developers: url(entries.developers), styles: url(entries.styles), icon: url('icon.svg') };
+  return { signIn: url(entries['sign-in']), developers: url(entries.developers), console: url(entries.console), styles: url(entries.styles), icon: url('icon.svg') };
 }
 
 /** The bundle bin/build.js wrote at install: file names by entry in manifest.json. */

@@ -5,6 +5,7 @@ import { statusOfError } from '../http/problem.ts';
 import { sharedAssets } from './assets.ts';
 import { html, layout, pageHeaders } from './layout.ts';
 import { pageConfig } from './routes.ts';
+import { signInFor } from './return-path.ts';
 
 // A person who types an address into a browser should meet a page, not a JSON problem. Only
 // navigations outside the API are answered this way: GET or HEAD, outside the API prefix and the
@@ -38,8 +39,8 @@ export function pageErrors(config: Config) {
     const status = statusOfError(err);
     if (status === 401) {
       ctx.set(pageHeaders);
-      // No `next`: the sign-in page returns only to a consent step, never to a path named here.
-      ctx.redirect('/sign-in');
+      // A console page is returned to after sign-in; any other path is not (src/web/return-path.ts).
+      ctx.redirect(signInFor(ctx.url));
       return true;
     }
     const words = wordsFor[status];

@@ -3,7 +3,7 @@ import { keysOn, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
 import { sharedAssets } from './assets.ts';
-import { CONSENT_RETURN } from './consent.ts';
+import { safeReturnPath } from './return-path.ts';
 import { html, layout, pageHeaders, raw, type Html } from './layout.ts';
 import { connectedAppsMarkup } from './connected-apps-markup.ts';
 import { accountHeader, developersMain, keysOffMain, signInMain } from './pages.ts';
@@ -63,7 +63,7 @@ export function webRoutes({ config, policy }: WebDeps): Router<GatewayState> {
   router.get('/sign-in', async (ctx) => {
     if (ctx.state.caller.kind === 'session') {
       const next = typeof ctx.query.next === 'string' ? ctx.query.next : '';
-      return redirect(ctx, CONSENT_RETURN.test(next) ? next : '/settings/developers');
+      return redirect(ctx, safeReturnPath(next) ?? '/settings/developers');
     }
     await sendPage(ctx, pageConfig(config, policy.current.scopes), { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp) });
   });

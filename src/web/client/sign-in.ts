@@ -1,13 +1,13 @@
 import { createApi, networkSentence, type Problem } from './api.ts';
 import { byId, maybeById, readConfig, whileBusy } from './dom.ts';
 import { clearErrors, showFieldErrors, textOf } from './forms.ts';
+import { safeReturnPath } from '../return-path.ts';
 
 const config = readConfig();
 const api = createApi(config.apiPrefix);
-// Back to an OAuth consent step when one sent the person here; any other `next` is ignored, so
-// the page can never be used to bounce someone to an address of an attacker's choosing.
-const next = new URLSearchParams(location.search).get('next');
-const destination = next && /^\/oauth\/consent\/[A-Za-z0-9_-]{1,64}$/.test(next) ? next : '/settings/developers';
+// Back to an OAuth consent step or a console page when one sent the person here; any other `next`
+// is ignored (src/web/return-path.ts), so the page cannot bounce someone to an attacker's address.
+const destination = safeReturnPath(new URLSearchParams(location.search).get('next')) ?? '/settings/developers';
 
 const fieldSentences: Record<string, string> = {
   email: 'Enter your e-mail address, such as ann@example.com.',

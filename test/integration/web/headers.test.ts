@@ -41,7 +41,7 @@ describe('web: page and asset responses', () => {
       expect(JSON.parse(json!)).to.deep.include({ apiPrefix: '/v2', signUp: true });
       const hostile = layout({
         title: 't', script: null, header: raw(''), main: raw(''),
-        assets: { files: new Map(), urls: { signIn: '/a', developers: '/b', styles: '/c', icon: '/d' } },
+        assets: { files: new Map(), urls: { signIn: '/a', developers: '/b', console: '/e', styles: '/c', icon: '/d' } },
         config: { apiPrefix: '</script><script>alert(1)</script>', signUp: true, keys: null, connectedApps: false },
       });
       expect(hostile).to.not.include('</script><script>alert(1)');

@@ -1,0 +1,98 @@
+import { html, type Html } from '../layout.ts';
+import type { ConsoleService } from '../../services/console.ts';
+import type { AuditEntryView } from '../../services/audit.ts';
+import { usageFigure, type ChartDay } from './chart.ts';
+import { confirmLink, dateTime, queryOf } from './frame.ts';
+
+// The markup of the console's pages, from what the services answer (the same answers the admin
+// API gives). Every page reads without script; actions are links to confirmation pages.
+
+type Overview = Awaited<ReturnType<ConsoleService['overview']>>;
+
+export function overviewMain(o: Overview): Html {
+  return html`<div class="wide"></div><h1>Operator console</h1>
+<section class="panel" aria-labelledby="live-title">
+<h2 id="live-title">Live policy</h2>
+${o.live ? html`<p>Version <strong>${o.live.version}</strong>: “${o.live.message ?? ''}”, applied by ${o.live.appliedBy} at ${dateTime(o.live.appliedAt)}.</p>` : html`<p>No version is stored: the files are live.</p>`}
+${o.candidate ? html`<p>Shadow candidate <strong>#${o.candidate.id}</strong>: “${o.candidate.message ?? ''}”, by ${o.candidate.createdBy}. <a href="/admin/policy#shadow-title">See what it would change</a>.</p>` : html`<p class="muted">No shadow candidate.</p>`}
+</section>
+<section class="panel" aria-labelledby="fleet-title">
+<h2 id="fleet-title">Instances seen in the last 30 s</h2>
+${o.fleet.instances.length === 0 ? html`<p class="muted">None.</p>` : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Instance</th><th scope="col">Host</th><th scope="col">PID</th><th scope="col">Policy version</th><th scope="col">Seen</th></tr></thead>
+<tbody>${o.fleet.instances.map((i) => html`<tr><td><code>${i.instanceId}</code></td><td>${i.host}</td><td>${i.pid}</td><td>${i.policyVersion}${i.lagging ? html` <span class="lagging">lagging (live is ${o.fleet.liveVersion})</span>` : false}</td><td>${dateTime(i.seenAt)}</td></tr>`)}</tbody>
+</table></div>`}
+</section>
+<ul class="stats" aria-label="Counts">
+<li><strong>${o.counts.users}</strong> users</li>
+<li><strong>${o.counts.activeKeys}</strong> active keys</li>
+<li><strong>${o.counts.liveGrants}</strong> live OAuth grants</li>
+</ul>
+<section class="panel" aria-labelledby="traffic-title">
+<h2 id="traffic-title">Traffic, last 30 days</h2>
+${usageFigure(o.usage.days, 'All keys and grants')}
+</section>`;
+}
+
+export interface UserRow { id: string; email: string; name: string; role: 'user' | 'admin'; plan: string | null; banned: boolean; keysHeld: number; createdAt: string }
+
+export function usersMain(users: UserRow[], q: string, nextCursor: string | null, self: string): Html {
+  const actions = (u: UserRow) => html`${u.id === self ? html`<span class="muted">you</span>` : html`${u.banned
+    ? confirmLink(`/admin/users/${u.id}/unban`, 'Unban', { title: `Unban ${u.email}?`, text: 'They can sign in again and their keys work again.', go: 'Unban' })
+    : confirmLink(`/admin/users/${u.id}/ban`, 'Ban', { title: `Ban ${u.email}?`, text: 'Their sessions and keys stop working at once, on every instance.', go: 'Ban', danger: true })}
+${u.role === 'admin'
+    ? confirmLink(`/admin/users/${u.id}/role-user`, 'Make user', { title: `Make ${u.email} a user?`, text: 'They lose the operator console and the admin API.', go: 'Make user' })
+    : confirmLink(`/admin/users/${u.id}/role-admin`, 'Make admin', { title: `Make ${u.email} an admin?`, text: 'They can ban users, revoke any key and roll the policy back.', go: 'Make admin', danger: true })}`}
+<a class="action-link" href="/admin/users/${u.id}/plan">Set plan</a>`;
+  return html`<div class="wide"></div><h1>Users</h1>
+<form class="filters" method="get" action="/admin/users" role="search">
+<div class="field"><label for="q">E-mail starts with</label><input id="q" name="q" type="search" value="${q}"></div>
+<button type="submit" class="secondary">Search</button>
+</form>
+${users.length === 0 ? html`<p>No users match.</p>` : html`<div class="table-wrap"><table>
+<caption class="visually-hidden">Users</caption>
+<thead><tr><th scope="col">E-mail</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Plan</th><th scope="col">Banned</th><th scope="col">Keys</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
+<tbody>${users.map((u) => html`<tr><th scope="row">${u.email}</th><td>${u.name}</td><td>${u.role}</td><td>${u.plan ?? 'default'}</td><td>${u.banned ? html`<span class="badge bad">banned</span>` : 'no'}</td><td>${u.keysHeld}</td><td>${dateTime(u.createdAt)}</td><td>${actions(u)}</td></tr>`)}</tbody>
+</table></div>`}
+${nextCursor ? html`<p class="pager"><a href="/admin/users${queryOf({ q, cursor: nextCursor })}">Next page</a></p>` : false}`;
+}
+
+export interface KeyRow { id: string; name: string; start: string; state: string; permissions: Record<string, string[]>; createdAt: string; lastUsedAt: string | null; owner: { email: string }; revoked?: boolean }
+
+export function keysMain(keys: { key: KeyRow; days: ChartDay[] }[], f: { owner: string; state: string; scope: string }, nextCursor: string | null): Html {
+  const opt = (v: string, label: string) => html`<option value="${v}"${f.state === v ? html` selected` : false}>${label}</option>`;
+  return html`<div class="wide"></div><h1>Keys</h1>
+<form class="filters" method="get" action="/admin/keys" role="search">
+<div class="field"><label for="owner">Owner e-mail</label><input id="owner" name="owner" type="search" value="${f.owner}"></div>
+<div class="field"><label for="state">State</label><select id="state" name="state">${opt('', 'Any')}${opt('active', 'Active')}${opt('disabled', 'Disabled')}${opt('expired', 'Expired')}${opt('rate-limited', 'Rate-limited')}</select></div>
+<div class="field"><label for="scope">Scope</label><input id="scope" name="scope" type="search" value="${f.scope}"></div>
+<button type="submit" class="secondary">Filter</button>
+</form>
+${keys.length === 0 ? html`<p>No keys match.</p>` : html`<ul class="console-keys">${keys.map(({ key: k, days }) => html`<li class="panel">
+<h2>${k.name} <code>${k.start}…</code></h2>
+<p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'} · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)}</p>
+${usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true })}
+<p>${confirmLink(`/admin/keys/${k.id}/revoke`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
+</li>`)}</ul>`}
+${nextCursor ? html`<p class="pager"><a href="/admin/keys${queryOf({ ...f, cursor: nextCursor })}">Next page</a></p>` : false}`;
+}
+
+export function auditMain(entries: AuditEntryView[], f: Record<'type' | 'actor' | 'owner' | 'from' | 'to', string>, kinds: readonly string[], nextCursor: string | null): Html {
+  const exp = (format: string) => `/api/admin/audit-log/export${queryOf({ format, ...f })}`;
+  return html`<div class="wide"></div><h1>Audit log</h1>
+<form class="filters" method="get" action="/admin/audit" role="search">
+<div class="field"><label for="type">Kind</label><select id="type" name="type"><option value="">Any</option>${kinds.map((k) => html`<option value="${k}"${f.type === k ? html` selected` : false}>${k}</option>`)}</select></div>
+<div class="field"><label for="actor">Actor e-mail (or cli)</label><input id="actor" name="actor" type="search" value="${f.actor}"></div>
+<div class="field"><label for="owner">Owner e-mail</label><input id="owner" name="owner" type="search" value="${f.owner}"></div>
+<div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${f.from}"></div>
+<div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${f.to}"></div>
+<button type="submit" class="secondary">Filter</button>
+</form>
+<p>Export this filter: <a href="${exp('csv')}">CSV</a> · <a href="${exp('ndjson')}">NDJSON</a></p>
+${entries.length === 0 ? html`<p>No entries match.</p>` : html`<div class="table-wrap"><table>
+<caption class="visually-hidden">Audit entries, newest first</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Actor</th><th scope="col">Owner</th><th scope="col">Key</th><th scope="col">Detail</th></tr></thead>
+<tbody>${entries.map((e) => html`<tr><td>${dateTime(e.at)}</td><td>${e.type}</td><td>${e.actor ?? e.actorEmail ?? '—'}</td><td>${e.ownerEmail ?? '—'}</td><td>${e.keyId ? html`<code>${e.keyId.slice(0, 8)}</code>` : '—'}</td><td>${e.changes ? `changed ${e.changes.join(', ')}` : e.detail ? JSON.stringify(e.detail) : ''}</td></tr>`)}</tbody>
+</table></div>`}
+${nextCursor ? html`<p class="pager"><a href="/admin/audit${queryOf({ ...f, cursor: nextCursor })}">Older entries</a></p>` : false}`;
+}

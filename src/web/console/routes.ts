@@ -1,0 +1,171 @@
+import Router from '@koa/router';
+import type { Config } from '../../config.ts';
+import { AppError } from '../../errors.ts';
+import type { GatewayContext, GatewayState } from '../../http/state.ts';
+import { requestMeta } from '../../http/routes/auth.ts';
+import { auditFilterOf } from '../../http/routes/console.ts';
+import type { AccountService } from '../../services/accounts.ts';
+import { AUDIT_TYPES, type AuditService } from '../../services/audit.ts';
+import type { ConsoleService } from '../../services/console.ts';
+import type { KeyService } from '../../services/keys/service.ts';
+import type { UsageService } from '../../services/usage.ts';
+import type { PolicyHolder } from '../../policy/engine.ts';
+import { html } from '../layout.ts';
+import { pageConfig } from '../routes.ts';
+import { confirmPage, sendConsolePage } from './frame.ts';
+import { auditMain, keysMain, overviewMain, usersMain } from './pages.ts';
+import { policyMain, type PolicyPageData } from './policy-page.ts';
+
+// The operator console's pages (CONTRACT 20). The policy lets sessions reach /admin/** and refuses
+// keys and anonymous visitors (who are sent to sign in); the role is checked here, so a non-admin
+// gets a page in words. Reads and actions are the same service calls the admin API makes. A form
+// POST with a cookie from another origin never gets here: enforcePolicy refuses it first.
+
+export interface ConsolePagesDeps { config: Config; policy: PolicyHolder; console: ConsoleService; accounts: AccountService; audit: AuditService; keys: KeyService; usage: UsageService }
+
+const str = (v: unknown, max = 254) => (typeof v === 'string' ? v.trim().slice(0, max) : '');
+
+export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
+  const { config, console: cs, accounts, audit, keys, usage } = deps;
+  const router = new Router<GatewayState>({ sensitive: true, strict: true });
+  const cfg = () => pageConfig(config);
+
+  /** The signed-in admin, or a 403 page in words for anyone else the policy let through. */
+  async function admin(ctx: GatewayContext): Promise<{ id: string; email: string } | null> {
+    const c = ctx.state.caller;
+    if (c.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to use the operator console.');
+    if (c.user.role === 'admin') return { id: c.user.id, email: c.user.email };
+    await sendConsolePage(ctx, cfg(), { title: 'For admins only', current: '', email: c.user.email, status: 403, main: html`<section class="panel"><h1>The operator console is for admins</h1><p>Your account, ${c.user.email}, is not an admin of this server. Ask one of its admins if you need access.</p><p><a href="/settings/developers">Go to your API keys</a></p></section>` });
+    return null;
+  }
+  const page = (title: string, current: string) => (ctx: GatewayContext, email: string, main: ReturnType<typeof html>) => sendConsolePage(ctx, cfg(), { title, current, email, main });
+  const back = (ctx: GatewayContext, to: string) => { ctx.status = 303; ctx.redirect(to); };
+
+  router.get('/admin', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    await page('Console', '/admin')(ctx, a.email, overviewMain(await cs.overview()));
+  });
+
+  router.get('/admin/users', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const q = str(ctx.query.q);
+    const res = await accounts.usersPage({ q: q || null, limit: 50, cursor: str(ctx.query.cursor, 300) || null });
+    await page('Users', '/admin/users')(ctx, a.email, usersMain(res.users, q, res.nextCursor, a.id));
+  });
+
+  // One address per action: GET asks (the page without script), POST does it.
+  const userActions: Record<string, { title: (e: string) => string; text: string; go: string; run: (id: string, by: string, ctx: GatewayContext) => Promise<{ email: string } | null> }> = {
+    ban: { title: (e) => `Ban ${e}?`, text: 'Their sessions and keys stop working at once, on every instance.', go: 'Ban', run: (id, by, ctx) => accounts.setBanned({ id }, true, { userId: by }, requestMeta(ctx)) },
+    unban: { title: (e) => `Unban ${e}?`, text: 'They can sign in again and their keys work again.', go: 'Unban', run: (id, by, ctx) => accounts.setBanned({ id }, false, { userId: by }, requestMeta(ctx)) },
+    'role-admin': { title: (e) => `Make ${e} an admin?`, text: 'They can ban users, revoke any key and roll the policy back.', go: 'Make admin', run: (id, by, ctx) => accounts.setRole({ id }, 'admin', { userId: by }, requestMeta(ctx)) },
+    'role-user': { title: (e) => `Make ${e} a user?`, text: 'They lose the operator console and the admin API.', go: 'Make user', run: (id, by, ctx) => accounts.setRole({ id }, 'user', { userId: by }, requestMeta(ctx)) },
+    plan: { title: (e) => `Set the plan of ${e}`, text: 'Keys created from now on get the chosen plan\'s quota.', go: 'Set plan', run: async (id, by, ctx) => {
+      const plan = str(ctx.query.plan, 64);
+      if (!Object.hasOwn(config.plans, plan)) throw new AppError('VALIDATION_FAILED', `There is no plan "${plan}".`);
+      return accounts.setPlan({ id }, plan, { userId: by }, requestMeta(ctx));
+    } },
+  };
+  const userOf = async (ctx: GatewayContext) => {
+    const id = str(ctx.params.id, 64);
+    const action = userActions[str(ctx.params.action, 32)];
+    if (!action || !Object.hasOwn(userActions, str(ctx.params.action, 32)) || !/^[0-9a-f-]{36}$/i.test(id)) throw new AppError('NOT_FOUND', 'There is no such page.');
+    return { id, action };
+  };
+  router.get('/admin/users/:id/:action', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const { id, action } = await userOf(ctx);
+    const u = await accounts.findUserById(id);
+    if (!u) throw new AppError('NOT_FOUND', 'There is no such user.');
+    const email = u.email;
+    // A plan is chosen by its button: each is a form that POSTs with the plan in its address.
+    const main = ctx.params.action === 'plan'
+      ? html`<section class="panel"><h1>${action.title(email)}</h1><p>${action.text} Now: ${u.plan ?? 'default'}.</p>
+<div class="actions">${Object.keys(config.plans).map((p) => html`<form method="post" action="/admin/users/${id}/plan?plan=${encodeURIComponent(p)}"><button type="submit" class="primary">Set plan ${p}</button></form>`)}<a class="button secondary" href="/admin/users">Cancel</a></div></section>`
+      : confirmPage(ctx.path, { title: action.title(email), text: action.text, go: action.go, back: '/admin/users' });
+    await page(action.title(email), '/admin/users')(ctx, a.email, main);
+  });
+  router.post('/admin/users/:id/:action', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const { id, action } = await userOf(ctx);
+    const done = await action.run(id, a.id, ctx);
+    if (!done || typeof done !== 'object' || !('email' in done)) throw new AppError('NOT_FOUND', 'There is no such user.');
+    // Back to the list showing the user just changed, whatever page they were on.
+    back(ctx, `/admin/users?q=${encodeURIComponent(String(done.email))}`);
+  });
+
+  router.get('/admin/audit', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const type = (AUDIT_TYPES as readonly string[]).includes(str(ctx.query.type)) ? str(ctx.query.type) : '';
+    const day = (v: unknown) => (/^\d{4}-\d{2}-\d{2}$/.test(str(v)) && !Number.isNaN(Date.parse(`${str(v)}T00:00:00Z`)) ? str(v) : '');
+    const f = { type, actor: str(ctx.query.actor), owner: str(ctx.query.owner), from: day(ctx.query.from), to: day(ctx.query.to) };
+    const filter = auditFilterOf({ type: (type || undefined) as (typeof AUDIT_TYPES)[number] | undefined, actor: f.actor, owner: f.owner, from: f.from || undefined, to: f.to || undefined });
+    const res = await audit.list({ limit: 50, cursor: str(ctx.query.cursor, 200) || null, filter });
+    await page('Audit log', '/admin/audit')(ctx, a.email, auditMain(res.entries, f, AUDIT_TYPES, res.nextCursor));
+  });
+
+  router.get('/admin/keys', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const f = { owner: str(ctx.query.owner), state: str(ctx.query.state, 32), scope: str(ctx.query.scope, 64) };
+    const res = await keys.adminListKeys({ limit: 50, cursor: str(ctx.query.cursor, 200) || null });
+    const rows = await Promise.all(res.keys.map(async (k) => ({ key: k, days: (await usage.read(null, k.id, 30)).days })));
+    await page('Keys', '/admin/keys')(ctx, a.email, keysMain(rows, f, res.nextCursor));
+  });
+  const keyId = (ctx: GatewayContext) => {
+    const id = str(ctx.params.id, 64);
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new AppError('NOT_FOUND', 'There is no such key.');
+    return id;
+  };
+  router.get('/admin/keys/:id/revoke', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    await page('Revoke key', '/admin/keys')(ctx, a.email, confirmPage(ctx.path, { title: 'Revoke this key?', text: 'Anything that sends this key stops working at once. This cannot be undone.', go: 'Revoke key', back: '/admin/keys' }));
+  });
+  router.post('/admin/keys/:id/revoke', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    await keys.adminRevokeKey(a.id, keyId(ctx), requestMeta(ctx));
+    back(ctx, '/admin/keys');
+  });
+
+  router.get('/admin/policy', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const [p, versions, shadow] = await Promise.all([cs.policy(), cs.versions(20), cs.shadow()]);
+    const live = p.live ? await cs.version(p.live.version) : null;
+    const changes = new Map(await Promise.all(versions.versions.map(async (v) => [v.version, await cs.changes(v.version)] as const)));
+    const q = ctx.query;
+    const explainForm = { method: str(q.method, 16) || 'GET', path: str(q.path, 2048), subject: str(q.subject, 16) || 'session', role: str(q.role, 16) || 'user', permissions: str(q.permissions, 2000) };
+    let explained: PolicyPageData['explained'] = null;
+    if (explainForm.path) {
+      try {
+        const subject = (['anonymous', 'session', 'key', 'oauth'] as const).find((k) => k === explainForm.subject) ?? 'session';
+        const perms = explainForm.permissions.split(/\s+/).filter(Boolean);
+        explained = await cs.explain({ method: explainForm.method, path: explainForm.path.split(/[?#]/)[0] || '/', subject, role: subject === 'anonymous' ? undefined : explainForm.role === 'admin' ? 'admin' : 'user', permissions: perms.length ? perms : undefined });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        explained = { error: err.message };
+      }
+    }
+    await page('Policy', '/admin/policy')(ctx, a.email, policyMain({ live, versions: versions.versions, changes, shadow, explainForm, explained }));
+  });
+  const policyActions: Record<string, { title: string; go: string; run: (by: { userId: string; email: string }, ctx: GatewayContext) => Promise<unknown> }> = {
+    promote: { title: 'Promote the shadow candidate?', go: 'Promote', run: (by, ctx) => cs.promote(by, requestMeta(ctx)) },
+    drop: { title: 'Drop the shadow candidate?', go: 'Drop', run: async () => { if (!(await cs.drop())) throw new AppError('NOT_FOUND', 'There is no candidate policy.'); } },
+  };
+  const policyAction = (ctx: GatewayContext) => {
+    const name = str(ctx.params.action, 16);
+    const m = /^rollback-(0|[1-9][0-9]{0,8})$/.exec(name);
+    if (m) return { title: `Roll back to version ${m[1]}?`, go: `Roll back to version ${m[1]}`, run: (by: { userId: string; email: string }, c: GatewayContext) => cs.rollback(Number(m[1]), by, requestMeta(c)) };
+    if (!Object.hasOwn(policyActions, name)) throw new AppError('NOT_FOUND', 'There is no such page.');
+    return policyActions[name]!;
+  };
+  router.get('/admin/policy/:action', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const act = policyAction(ctx);
+    await page('Policy', '/admin/policy')(ctx, a.email, confirmPage(ctx.path, { title: act.title, text: 'Every instance loads the result within a second.', go: act.go, back: '/admin/policy' }));
+  });
+  router.post('/admin/policy/:action', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    await policyAction(ctx).run({ userId: a.id, email: a.email }, ctx);
+    back(ctx, '/admin/policy');
+  });
+
+  return router;
+}

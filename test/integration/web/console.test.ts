@@ -1,0 +1,148 @@
+import { expect } from 'chai';
+import { describeViolations, pageSuite, screenshot, seriousViolations, type SignedUp, type TestPage } from '../../support/browser.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import { signUp } from '../../support/http.ts';
+import { safeReturnPath } from '../../../src/web/return-path.ts';
+
+// The operator console's pages in Chromium: who may open them, that each reads and passes axe, and
+// the actions confirmed in their dialog.
+
+describe('web: the operator console', function () {
+  this.timeout(90_000);
+  let gw: TestGateway;
+  let t: TestPage;
+  let person: SignedUp;
+  pageSuite({}, (s) => {
+    gw = s.gw;
+    t = s.t;
+    person = s.person;
+  });
+
+  const makeAdmin = async (id: string) => gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [id]);
+  const signInBrowser = async (cookie: string) => t.context.addCookies([{ name: 'keygate_session', value: cookie, url: gw.url }]);
+  const axeClean = async () => {
+    const v = await seriousViolations(t.page);
+    expect(v, describeViolations(v)).to.deep.equal([]);
+  };
+
+  it('only same-origin /admin and consent paths are returned to after sign-in', () => {
+    for (const ok of ['/admin', '/admin/users', '/admin/audit?type=USER_BANNED&from=2025-01-01', '/oauth/consent/abc_1']) expect(safeReturnPath(ok), ok).to.equal(ok);
+    for (const bad of ['//evil.example/admin', '/admin//evil.example', '/\\evil.example', '/admin\\..\\x', 'https://evil.example/admin', 'javascript:alert(1)', '/admins', '/admin\n', '/admin%2f%2fevil.example', '/admin\u0000', '/admin x', ' /admin', '/settings/developers', '']) {
+      expect(safeReturnPath(bad), JSON.stringify(bad)).to.equal(null);
+    }
+  });
+
+  it('an anonymous visitor is sent to sign in and comes back to the console page they asked for', async () => {
+    await makeAdmin(person.user.id);
+    await t.page.goto('/admin/users?q=ad');
+    const url = new URL(t.page.url());
+    expect(url.pathname).to.equal('/sign-in');
+    expect(url.searchParams.get('next')).to.equal('/admin/users?q=ad');
+    const form = t.page.getByRole('region', { name: 'Sign in', exact: true });
+    await form.getByLabel('E-mail').fill(person.user.email);
+    await form.getByLabel('Password').fill(person.password);
+    await form.getByRole('button', { name: 'Sign in' }).click();
+    await t.page.waitForURL((u) => u.pathname === '/admin/users');
+    expect(new URL(t.page.url()).search).to.equal('?q=ad');
+    // Already signed in: the server sends them on at once; a hostile next goes to the default page.
+    await t.page.goto('/sign-in?next=/admin');
+    expect(new URL(t.page.url()).pathname).to.equal('/admin');
+    await t.page.goto('/sign-in?next=//evil.example/admin');
+    expect(new URL(t.page.url()).pathname).to.equal('/settings/developers');
+  });
+
+  it('a signed-in non-admin gets a page saying the console is for admins, with status 403', async () => {
+    await signInBrowser(person.cookie);
+    const res = await t.page.goto('/admin');
+    expect(res?.status()).to.equal(403);
+    await t.page.getByRole('heading', { name: 'The operator console is for admins' }).waitFor();
+    await axeClean();
+    await screenshot(t.page, 'console-not-admin');
+  });
+
+  it('a key is refused every console page, and a cross-origin form POST with the cookie changes nothing', async () => {
+    const key = (await person.client.post('/api/api-keys', { name: 'k' })).body.key as string;
+    await makeAdmin(person.user.id);
+    const target = await signUp(gw.url);
+    const byKey = await fetch(`${gw.url}/admin`, { headers: { 'x-api-key': key } });
+    expect(byKey.status).to.equal(403);
+    const forged = await fetch(`${gw.url}/admin/users/${target.user.id}/ban`, { method: 'POST', headers: { cookie: `keygate_session=${person.cookie}`, origin: 'https://evil.example' }, redirect: 'manual' });
+    expect(forged.status).to.equal(403);
+    expect((await gw.pool.query('SELECT banned FROM users WHERE id = $1', [target.user.id])).rows[0].banned).to.equal(false);
+  });
+
+  it('the overview shows the live policy, counts and the dated 30-day chart with its table', async () => {
+    await makeAdmin(person.user.id);
+    await signInBrowser(person.cookie);
+    await t.page.goto('/admin');
+    await t.page.getByRole('heading', { name: 'Operator console' }).waitFor();
+    await t.page.getByRole('heading', { name: 'Instances seen in the last 30 s' }).waitFor();
+    expect(await t.page.locator('svg.console-chart text.tick').count()).to.be.greaterThan(4);
+    expect(await t.page.locator('table.figures tbody tr').count()).to.equal(30);
+    await axeClean();
+    await screenshot(t.page, 'console-overview');
+  });
+
+  it('an admin bans a user with the keyboard alone, confirmed in the dialog, and the page says so', async () => {
+    await makeAdmin(person.user.id);
+    const target = await signUp(gw.url, { email: `ban-${Date.now()}@example.test` });
+    await signInBrowser(person.cookie);
+    await t.page.goto(`/admin/users?q=${encodeURIComponent(target.user.email)}`);
+    await axeClean();
+    const ban = t.page.getByRole('link', { name: 'Ban', exact: true });
+    // Tab until the Ban link has focus, as a keyboard user would.
+    for (let i = 0; i < 40 && !(await ban.evaluate((el) => el === document.activeElement)); i++) await t.page.keyboard.press('Tab');
+    expect(await ban.evaluate((el) => el === document.activeElement)).to.equal(true);
+    await t.page.keyboard.press('Enter');
+    const dialog = t.page.getByRole('dialog', { name: `Ban ${target.user.email}?` });
+    await dialog.waitFor();
+    await screenshot(t.page, 'console-ban-dialog', false);
+    await axeClean();
+    await t.page.keyboard.press('Tab');
+    expect(await t.page.evaluate(() => document.activeElement?.textContent)).to.equal('Ban');
+    await t.page.keyboard.press('Enter');
+    await t.page.getByText('banned', { exact: true }).waitFor();
+    expect((await gw.pool.query('SELECT banned FROM users WHERE id = $1', [target.user.id])).rows[0].banned).to.equal(true);
+    const audit = await gw.pool.query("SELECT actor_user_id FROM audit_log WHERE owner_user_id = $1 AND type = 'USER_BANNED'", [target.user.id]);
+    expect(audit.rows).to.deep.equal([{ actor_user_id: person.user.id }]);
+    await screenshot(t.page, 'console-users');
+  });
+
+  it('without JavaScript the action link leads to a confirmation page whose form does it', async () => {
+    await makeAdmin(person.user.id);
+    const target = await signUp(gw.url, { email: `nojs-${Date.now()}@example.test` });
+    const ctx = await t.context.browser()!.newContext({ baseURL: gw.url, javaScriptEnabled: false });
+    await ctx.addCookies([{ name: 'keygate_session', value: person.cookie, url: gw.url }]);
+    const p = await ctx.newPage();
+    await p.goto(`/admin/users?q=${encodeURIComponent(target.user.email)}`);
+    await p.getByRole('link', { name: 'Make admin' }).click();
+    await p.getByRole('heading', { name: `Make ${target.user.email} an admin?` }).waitFor();
+    await p.getByRole('button', { name: 'Make admin' }).click();
+    await p.getByRole('link', { name: 'Make user' }).waitFor();
+    expect((await gw.pool.query('SELECT role FROM users WHERE id = $1', [target.user.id])).rows[0].role).to.equal('admin');
+    await ctx.close();
+  });
+});
+
+describe('web: the console pages that read', function () {
+  this.timeout(90_000);
+  let gw: TestGateway;
+  let t: TestPage;
+  let person: SignedUp;
+  pageSuite({ signedIn: true }, (s) => {
+    gw = s.gw;
+    t = s.t;
+    person = s.person;
+  });
+  for (const [path, heading] of [['/admin/keys', 'Keys'], ['/admin/audit', 'Audit log'], ['/admin/policy', 'Policy']] as const) {
+    it(`${path} renders with no script error and passes axe`, async () => {
+      await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [person.user.id]);
+      await person.client.post('/api/api-keys', { name: 'console key' });
+      await t.page.goto(`${path}${path === '/admin/policy' ? '?method=GET&path=/api/admin/users&subject=session&role=user' : ''}`);
+      await t.page.getByRole('heading', { name: heading, exact: true, level: 1 }).waitFor();
+      const v = await seriousViolations(t.page);
+      expect(v, describeViolations(v)).to.deep.equal([]);
+      await screenshot(t.page, `console-${path.slice(7)}`);
+    });
+  }
+});
