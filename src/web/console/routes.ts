@@ -16,7 +16,7 @@ import { confirmPage, sendConsolePage } from './frame.ts';
 import { auditMain, keysMain, overviewMain, usersMain } from './pages.ts';
 import { policyMain, type PolicyPageData } from './policy-page.ts';
 
-// The operator console's pages (CONTRACT 20). The policy lets sessions reach /admin/** and refuses
+// The operator console's pages. The policy lets sessions reach /admin/** and refuses
 // keys and anonymous visitors (who are sent to sign in); the role is checked here, so a non-admin
 // gets a page in words. Reads and actions are the same service calls the admin API makes. A form
 // POST with a cookie from another origin never gets here: enforcePolicy refuses it first.
