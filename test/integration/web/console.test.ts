@@ -79,6 +79,23 @@ describe('web: the operator console', function () {
     await t.page.getByRole('heading', { name: 'Instances seen in the last 30 s' }).waitFor();
     expect(await t.page.locator('svg.console-chart text.tick').count()).to.be.greaterThan(4);
     expect(await t.page.locator('table.figures tbody tr').count()).to.equal(30);
+    // Every date label lies inside the drawing (the last one was cut to "26 No").
+    const overflow = await t.page.locator('svg.console-chart').evaluate((svg) => {
+      const width = (svg as SVGSVGElement).viewBox.baseVal.width;
+      return Array.from(svg.querySelectorAll<SVGTextElement>('text.tick')).map((x) => x.getBBox()).filter((b) => b.x < 0 || b.x + b.width > width + 0.5).map((b) => [b.x, b.width]);
+    });
+    expect(overflow).to.deep.equal([]);
+    // On a wide screen the figures sit beside the chart, and the header is as wide as the page.
+    const box = async (sel: string) => (await t.page.locator(sel).first().boundingBox())!;
+    const [chart, figures] = [await box('svg.console-chart'), await box('.figures-wrap')];
+    expect(figures.x).to.be.greaterThan(chart.x + chart.width - 1);
+    const [header, main] = [await box('.site-header-inner'), await box('main')];
+    expect(header.width).to.equal(main.width);
+    await t.page.setViewportSize({ width: 375, height: 740 });
+    const [chartN, figuresN] = [await box('svg.console-chart'), await box('.figures-wrap')];
+    expect(figuresN.y).to.be.greaterThan(chartN.y + chartN.height - 1);
+    await screenshot(t.page, 'console-overview-phone');
+    await t.page.setViewportSize({ width: 1280, height: 860 });
     await axeClean();
     await screenshot(t.page, 'console-overview');
   });
