@@ -23,8 +23,9 @@ export function axisTicks(dates: string[], g: { left: number; right: number; cha
     const label = shortDate(dates[i]!);
     const x = g.left + i * step + step / 2;
     const half = (label.length * g.charWidth) / 2;
-    if (x + half > g.right) return { x, label, anchor: 'end', labelX: g.right };
-    if (x - half < g.left) return { x, label, anchor: 'start', labelX: g.left };
+    // One unit in from the edge: a glyph's box runs a little past its advance.
+    if (x + half > g.right) return { x, label, anchor: 'end', labelX: g.right - 1 };
+    if (x - half < g.left) return { x, label, anchor: 'start', labelX: g.left + 1 };
     return { x, label, anchor: 'middle', labelX: x };
   });
 }
