@@ -24,7 +24,11 @@ export const apiKey = z.object({
 export const createdApiKey = apiKey.extend({ key: z.string().describe('The plaintext key. Sent once, never again.') });
 export const keyList = z.object({ keys: z.array(apiKey) });
 export const adminKeyList = z.object({
-  keys: z.array(apiKey.extend({ owner: z.object({ id, name: z.string(), email: z.string() }) })),
+  keys: z.array(apiKey.extend({
+    state: z.enum(['active', 'disabled', 'expired', 'rate-limited', 'revoked']),
+    revokedAt: instant.nullable(),
+    owner: z.object({ id, name: z.string(), email: z.string() }),
+  })),
   nextCursor: z.string().nullable(),
 });
 

@@ -112,17 +112,33 @@ export async function revokeKey(db: Queryable, id: string, ownerId: string | nul
 
 export interface AdminKeyRow extends ApiKeyRow { owner_name: string; owner_email: string }
 
+/** The key states an operator filters on; `revoked` is the only one that shows revoked keys. */
+export const KEY_FILTER_STATES = ['active', 'disabled', 'expired', 'revoked'] as const;
+export interface KeyFilter { ownerEmail?: string; state?: (typeof KEY_FILTER_STATES)[number]; scope?: string }
+
+// The same precedence keyView uses: disabled before expired. `active` here is the key's life, not
+// its day's quota (a rate-limited key is still active: that state lives in Redis, not in this row).
+const STATE_SQL: Record<(typeof KEY_FILTER_STATES)[number], string> = {
+  active: 'k.revoked_at IS NULL AND k.enabled AND (k.expires_at IS NULL OR k.expires_at > $4::timestamptz)',
+  disabled: 'k.revoked_at IS NULL AND NOT k.enabled',
+  expired: 'k.revoked_at IS NULL AND k.enabled AND k.expires_at <= $4::timestamptz',
+  revoked: 'k.revoked_at IS NOT NULL',
+};
+
 /** Newest first, keyset-paginated on (created_at, id), so concurrent inserts never shift a page. */
-export async function listKeysPage(db: Queryable, limit: number, after: { createdAt: string; id: string } | null, now: Date): Promise<AdminKeyRow[]> {
+export async function listKeysPage(db: Queryable, limit: number, after: { createdAt: string; id: string } | null, now: Date, filter: KeyFilter = {}): Promise<AdminKeyRow[]> {
+  const state = filter.state ? STATE_SQL[filter.state] : 'k.revoked_at IS NULL';
   const { rows } = await db.query<AdminKeyRow>(
     `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.rate_limits, k.enabled, k.expires_at,
             k.revoked_at, k.created_at, k.last_used_at, k.rotated_from, k.rotated_to, k.created_at::text AS created_cursor,
             u.name AS owner_name, u.email AS owner_email
        FROM apikeys k JOIN users u ON u.id = k.user_id
-      WHERE k.revoked_at IS NULL AND ${notRetired('k.', '$4')}
+      WHERE ${state} AND ${notRetired('k.', '$4')}
         AND ($2::timestamptz IS NULL OR (k.created_at, k.id) < ($2::timestamptz, $3::uuid))
+        AND ($5::text IS NULL OR lower(u.email) = lower($5::text))
+        AND ($6::text IS NULL OR k.permissions ? $6::text)
       ORDER BY k.created_at DESC, k.id DESC LIMIT $1`,
-    [limit, after?.createdAt ?? null, after?.id ?? null, now],
+    [limit, after?.createdAt ?? null, after?.id ?? null, now, filter.ownerEmail ?? null, filter.scope ?? null],
   );
   return rows;
 }

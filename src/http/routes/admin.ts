@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { AccountService } from '../../services/accounts.ts';
-import type { KeyService } from '../../services/keys/service.ts';
+import { KEY_FILTER_STATES, type KeyFilter, type KeyService } from '../../services/keys/service.ts';
 import type { AuditService } from '../../services/audit.ts';
 import { idParam, parseQuery } from '../body.ts';
 import { queryInt } from '../query-int.ts';
@@ -10,6 +10,7 @@ import { KEY_ROUTE, serve, type Operation } from '../operation.ts';
 import * as s from '../openapi-schemas.ts';
 import { requestMeta } from './auth.ts';
 import { requireSessionCaller } from './callers.ts';
+import { NAME } from '../../policy/scopes.ts';
 import { auditFilterOf, auditListQuery, requireAdmin } from './console.ts';
 
 export const pageQuery = z.object({
@@ -17,8 +18,20 @@ export const pageQuery = z.object({
   cursor: z.string().max(200).optional(),
 }).strict();
 
+/** The keys list's filters; the console page reads the same ones. */
+// A GET form sends an untouched field as `name=`: empty means no filter, as absent does.
+const blankIsAbsent = <S extends z.ZodType>(schema: S) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+export const keyFilterQuery = pageQuery.extend({
+  owner: blankIsAbsent(z.string().trim().max(254)).describe("The owner's e-mail, exactly (any case)"),
+  state: blankIsAbsent(z.enum(KEY_FILTER_STATES)).describe('Absent: every key not revoked; `revoked` lists only revoked keys'),
+  scope: blankIsAbsent(z.string().regex(NAME, 'a scope name')).describe('Keys whose permissions name this scope'),
+}).strict();
+
+export const keyFilterOf = (q: { owner?: string; state?: KeyFilter['state']; scope?: string }): KeyFilter =>
+  ({ ownerEmail: q.owner || undefined, state: q.state, scope: q.scope });
+
 export const adminOperations = {
-  listKeys: { method: 'get', path: '/admin/api-keys', tag: 'admin', summary: "Every user's keys, paginated", query: pageQuery, ok: { status: 200, schema: s.adminKeyList }, problems: KEY_ROUTE, security: 'admin' },
+  listKeys: { method: 'get', path: '/admin/api-keys', tag: 'admin', summary: "Every user's keys, paginated, filtered by owner, state and scope", query: keyFilterQuery, ok: { status: 200, schema: s.adminKeyList }, problems: KEY_ROUTE, security: 'admin' },
   revokeKey: { method: 'delete', path: '/admin/api-keys/:id', tag: 'admin', summary: 'Revoke any key', ok: { status: 204, schema: null }, problems: KEY_ROUTE, security: 'admin' },
   auditLog: { method: 'get', path: '/admin/audit-log', tag: 'admin', summary: 'The audit trail, newest first, filtered by kind, actor, owner and days', query: auditListQuery, ok: { status: 200, schema: s.auditLog }, security: 'admin' },
   ban: { method: 'post', path: '/admin/users/:id/ban', tag: 'admin', summary: 'Ban a user: their sessions and keys stop at once', ok: { status: 204, schema: null }, problems: ['NOT_FOUND'], security: 'admin' },
@@ -33,8 +46,8 @@ export function adminRoutes({ keys, accounts, audit }: AdminRoutesDeps): Router<
 
   const ops = adminOperations;
   serve(router, ops.listKeys, async (ctx) => {
-    const { limit, cursor } = parseQuery(ctx, pageQuery);
-    ctx.body = await keys.adminListKeys({ limit, cursor: cursor ?? null });
+    const q = parseQuery(ctx, keyFilterQuery);
+    ctx.body = await keys.adminListKeys({ limit: q.limit, cursor: q.cursor ?? null, filter: keyFilterOf(q) });
   });
 
   serve(router, ops.revokeKey, async (ctx) => {

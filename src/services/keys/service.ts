@@ -70,6 +70,8 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
   return { createdAt, id };
 }
 
+export { KEY_FILTER_STATES, type KeyFilter } from '../../store/apikeys.ts';
+
 export type KeyService = ReturnType<typeof createKeyService>;
 
 const FEATURE_OFF: Record<'ai' | 'mcpServer', string> = { ai: 'AI is turned off', mcpServer: 'The MCP server is turned off' };
@@ -188,14 +190,18 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
       await revoke(adminId, null, keyId, meta);
     },
 
-    async adminListKeys(opts: { limit: number; cursor: string | null }) {
+    async adminListKeys(opts: { limit: number; cursor: string | null; filter?: keys.KeyFilter }) {
       requireEnabled();
       const after = opts.cursor ? decodeCursor(opts.cursor) : null;
-      const rows = await keys.listKeysPage(pool, opts.limit + 1, after, clock());
+      const rows = await keys.listKeysPage(pool, opts.limit + 1, after, clock(), opts.filter ?? {});
       const page = rows.slice(0, opts.limit);
       const list = await views(page);
       return {
-        keys: list.map((k, i) => ({ ...k, owner: { id: page[i]!.user_id, name: page[i]!.owner_name, email: page[i]!.owner_email } })),
+        keys: list.map((k, i) => {
+          const row = page[i]!;
+          // A revoked key is only listed when asked for; its state says so rather than what it was.
+          return { ...k, ...(row.revoked_at ? { state: 'revoked' as const } : {}), revokedAt: row.revoked_at?.toISOString() ?? null, owner: { id: row.user_id, name: row.owner_name, email: row.owner_email } };
+        }),
         nextCursor: rows.length > opts.limit ? encodeCursor(page[page.length - 1]!) : null,
       };
     },

@@ -1,3 +1,4 @@
+import { axisTicks } from '../chart-axis.ts';
 import { el } from './dom.ts';
 
 // A key's last 30 days as a small bar chart. Plain SVG rather than a chart library: thirty bars are
@@ -8,8 +9,10 @@ import { el } from './dom.ts';
 export interface UsageDay { date: string; requests: number; refused: number }
 
 const SVG = 'http://www.w3.org/2000/svg';
-const WIDTH = 180;
+const WIDTH = 240;
 const HEIGHT = 36;
+/** The band under the bars for the dated axis (the console's chart has the same labels). */
+const AXIS = 14;
 
 function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>): SVGElementTagNameMap[K] {
   const node = document.createElementNS(SVG, tag);
@@ -27,7 +30,15 @@ export function usageSummary(days: UsageDay[]): string {
 export function usageChart(days: UsageDay[]): HTMLElement {
   const max = Math.max(1, ...days.map((d) => d.requests));
   const step = WIDTH / days.length;
-  const drawing = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: WIDTH, height: HEIGHT, 'aria-hidden': 'true', focusable: 'false', class: 'usage-bars' });
+  const drawing = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT + AXIS}`, width: WIDTH, height: HEIGHT + AXIS, 'aria-hidden': 'true', focusable: 'false', class: 'usage-bars' });
+  drawing.append(svg('line', { x1: 0, y1: HEIGHT + 0.5, x2: WIDTH, y2: HEIGHT + 0.5, class: 'axis' }));
+  // 9px labels (styles.css): 6 units a character leaves room to spare for "26 Nov".
+  for (const t of axisTicks(days.map((d) => d.date), { left: 0, right: WIDTH, charWidth: 6 })) {
+    drawing.append(svg('line', { x1: t.x.toFixed(2), y1: HEIGHT, x2: t.x.toFixed(2), y2: HEIGHT + 3, class: 'axis' }));
+    const label = svg('text', { x: t.labelX.toFixed(2), y: HEIGHT + AXIS - 2, 'text-anchor': t.anchor, class: 'tick' });
+    label.textContent = t.label;
+    drawing.append(label);
+  }
   days.forEach((d, i) => {
     const served = d.requests - d.refused;
     const h = (n: number) => (n === 0 ? 0 : Math.max(1, (n / max) * HEIGHT));

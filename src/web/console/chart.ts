@@ -1,4 +1,5 @@
 import { html, raw, esc, type Html } from '../layout.ts';
+import { axisTicks, shortDate } from '../chart-axis.ts';
 
 // The 30-day chart of requests and refusals, drawn on the server as inline SVG: it needs no script,
 // and CSP allows it (presentation comes from classes in styles.css, never a style attribute). The
@@ -11,12 +12,7 @@ const H = 160;
 const AXIS = 22;
 const LEFT = 36;
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-/** "12 Mar" from "2025-03-12": the axis is in UTC days, as the figures are. */
-export const shortDate = (iso: string) => `${Number(iso.slice(8, 10))} ${MONTHS[Number(iso.slice(5, 7)) - 1] ?? ''}`;
-
-/** Every seventh day is labelled, counting back from the last, so today always has a label. */
-export const labelledDays = (n: number): number[] => Array.from({ length: n }, (_, i) => i).filter((i) => (n - 1 - i) % 7 === 0);
+export { shortDate, labelledDays } from '../chart-axis.ts';
 
 export function usageSvg(days: ChartDay[], opts: { small?: boolean } = {}): Html {
   const max = Math.max(1, ...days.map((d) => d.requests));
@@ -35,9 +31,9 @@ export function usageSvg(days: ChartDay[], opts: { small?: boolean } = {}): Html
     if (servedH) parts.push(`<rect class="bar" x="${x.toFixed(2)}" y="${(plotH - servedH).toFixed(2)}" width="${w}" height="${servedH.toFixed(2)}"/>`);
     if (refusedH) parts.push(`<rect class="bar-refused" x="${x.toFixed(2)}" y="${(plotH - servedH - refusedH).toFixed(2)}" width="${w}" height="${refusedH.toFixed(2)}"/>`);
   });
-  for (const i of labelledDays(days.length)) {
-    const x = LEFT + i * step + step / 2;
-    parts.push(`<line class="axis" x1="${x.toFixed(2)}" y1="${plotH}" x2="${x.toFixed(2)}" y2="${plotH + 4}"/><text class="tick" x="${x.toFixed(2)}" y="${H - 4}" text-anchor="middle">${esc(shortDate(days[i]!.date))}</text>`);
+  // 11px ticks (styles.css): 7 units a character is a generous width for "26 Nov".
+  for (const t of axisTicks(days.map((d) => d.date), { left: LEFT, right: W, charWidth: 7 })) {
+    parts.push(`<line class="axis" x1="${t.x.toFixed(2)}" y1="${plotH}" x2="${t.x.toFixed(2)}" y2="${plotH + 4}"/><text class="tick" x="${t.labelX.toFixed(2)}" y="${H - 4}" text-anchor="${t.anchor}">${esc(t.label)}</text>`);
   }
   return raw(`<svg class="console-chart${opts.small ? ' small' : ''}" viewBox="0 0 ${W} ${H}" role="presentation" aria-hidden="true" focusable="false">${parts.join('')}</svg>`);
 }
@@ -51,7 +47,7 @@ export function usageFigure(days: ChartDay[], caption: string, opts: { small?: b
 <thead><tr><th scope="col">Day</th><th scope="col">Requests</th><th scope="col">Refused</th></tr></thead>
 <tbody>${days.map((d) => html`<tr><th scope="row"><time datetime="${d.date}">${shortDate(d.date)}</time></th><td>${d.requests}</td><td>${d.refused}</td></tr>`)}</tbody>
 </table>`;
-  return html`<figure class="console-usage">
+  return html`<figure class="console-usage${opts.collapsed ? '' : ' beside'}">
 ${usageSvg(days, opts)}
 <figcaption>${caption}: ${total(days, (d) => d.requests).toLocaleString('en')} requests, ${total(days, (d) => d.refused).toLocaleString('en')} refused, ${days[0] ? shortDate(days[0].date) : ''} to ${days.length ? shortDate(days[days.length - 1]!.date) : ''} (UTC). <span class="legend"><span class="swatch served"></span> served <span class="swatch refused"></span> refused</span></figcaption>
 ${opts.collapsed ? html`<details><summary>Figures by day</summary>${table}</details>` : html`<div class="figures-wrap" tabindex="0" role="region" aria-label="${caption}: figures by day">${table}</div>`}

@@ -57,22 +57,22 @@ ${users.length === 0 ? html`<p>No users match.</p>` : html`<div class="table-wra
 ${nextCursor ? html`<p class="pager"><a href="/admin/users${queryOf({ q, cursor: nextCursor })}">Next page</a></p>` : false}`;
 }
 
-export interface KeyRow { id: string; name: string; start: string; state: string; permissions: Record<string, string[]>; createdAt: string; lastUsedAt: string | null; owner: { email: string }; revoked?: boolean }
+export interface KeyRow { id: string; name: string; start: string; state: string; permissions: Record<string, string[]>; createdAt: string; lastUsedAt: string | null; owner: { email: string }; revokedAt: string | null }
 
-export function keysMain(keys: { key: KeyRow; days: ChartDay[] }[], f: { owner: string; state: string; scope: string }, nextCursor: string | null): Html {
+export function keysMain(keys: { key: KeyRow; days: ChartDay[] | null }[], f: { owner: string; state: string; scope: string }, nextCursor: string | null): Html {
   const opt = (v: string, label: string) => html`<option value="${v}"${f.state === v ? html` selected` : false}>${label}</option>`;
   return html`<div class="wide"></div><h1>Keys</h1>
 <form class="filters" method="get" action="/admin/keys" role="search">
 <div class="field"><label for="owner">Owner e-mail</label><input id="owner" name="owner" type="search" value="${f.owner}"></div>
-<div class="field"><label for="state">State</label><select id="state" name="state">${opt('', 'Any')}${opt('active', 'Active')}${opt('disabled', 'Disabled')}${opt('expired', 'Expired')}${opt('rate-limited', 'Rate-limited')}</select></div>
-<div class="field"><label for="scope">Scope</label><input id="scope" name="scope" type="search" value="${f.scope}"></div>
+<div class="field"><label for="state">State</label><select id="state" name="state">${opt('', 'Any')}${opt('active', 'Active')}${opt('disabled', 'Disabled')}${opt('expired', 'Expired')}${opt('revoked', 'Revoked')}</select></div>
+<div class="field"><label for="scope">Scope</label><input id="scope" name="scope" type="search" value="${f.scope}" pattern="[a-z][a-z0-9\\-]{0,31}" title="A scope name, such as mcp"></div>
 <button type="submit" class="secondary">Filter</button>
 </form>
 ${keys.length === 0 ? html`<p>No keys match.</p>` : html`<ul class="console-keys">${keys.map(({ key: k, days }) => html`<li class="panel">
 <h2>${k.name} <code>${k.start}…</code></h2>
 <p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'} · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)}</p>
-${usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true })}
-<p>${confirmLink(`/admin/keys/${k.id}/revoke`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
+${days ? usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true }) : html`<p class="muted">A revoked key has no usage chart here.</p>`}
+<p>${k.revokedAt ? html`Revoked ${dateTime(k.revokedAt)}` : confirmLink(`/admin/keys/${k.id}/revoke`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
 </li>`)}</ul>`}
 ${nextCursor ? html`<p class="pager"><a href="/admin/keys${queryOf({ ...f, cursor: nextCursor })}">Next page</a></p>` : false}`;
 }

@@ -4,6 +4,8 @@ import { AppError } from '../../errors.ts';
 import type { GatewayContext, GatewayState } from '../../http/state.ts';
 import { requestMeta } from '../../http/routes/auth.ts';
 import { auditFilterOf } from '../../http/routes/console.ts';
+import { keyFilterOf, keyFilterQuery } from '../../http/routes/admin.ts';
+import { parseQuery } from '../../http/body.ts';
 import type { AccountService } from '../../services/accounts.ts';
 import { AUDIT_TYPES, type AuditService } from '../../services/audit.ts';
 import type { ConsoleService } from '../../services/console.ts';
@@ -105,9 +107,12 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
 
   router.get('/admin/keys', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
-    const f = { owner: str(ctx.query.owner), state: str(ctx.query.state, 32), scope: str(ctx.query.scope, 64) };
-    const res = await keys.adminListKeys({ limit: 50, cursor: str(ctx.query.cursor, 200) || null });
-    const rows = await Promise.all(res.keys.map(async (k) => ({ key: k, days: (await usage.read(null, k.id, 30)).days })));
+    // The same zod filter the admin API validates with; a bad value is a 400 problem page.
+    const q = parseQuery(ctx, keyFilterQuery.omit({ limit: true }));
+    const f = { owner: q.owner ?? '', state: q.state ?? '', scope: q.scope ?? '' };
+    const res = await keys.adminListKeys({ limit: 50, cursor: q.cursor ?? null, filter: keyFilterOf(q) });
+    // The usage service reads live keys only (its owner route must 404 a revoked one).
+    const rows = await Promise.all(res.keys.map(async (k) => ({ key: k, days: k.revokedAt ? null : (await usage.read(null, k.id, 30)).days })));
     await page('Keys', '/admin/keys')(ctx, a.email, keysMain(rows, f, res.nextCursor));
   });
   const keyId = (ctx: GatewayContext) => {

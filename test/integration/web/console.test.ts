@@ -79,6 +79,23 @@ describe('web: the operator console', function () {
     await t.page.getByRole('heading', { name: 'Instances seen in the last 30 s' }).waitFor();
     expect(await t.page.locator('svg.console-chart text.tick').count()).to.be.greaterThan(4);
     expect(await t.page.locator('table.figures tbody tr').count()).to.equal(30);
+    // Every date label lies inside the drawing (the last one was cut to "26 No").
+    const overflow = await t.page.locator('svg.console-chart').evaluate((svg) => {
+      const width = (svg as SVGSVGElement).viewBox.baseVal.width;
+      return Array.from(svg.querySelectorAll<SVGTextElement>('text.tick')).map((x) => x.getBBox()).filter((b) => b.x < 0 || b.x + b.width > width + 0.5).map((b) => [b.x, b.width]);
+    });
+    expect(overflow).to.deep.equal([]);
+    // On a wide screen the figures sit beside the chart, and the header is as wide as the page.
+    const box = async (sel: string) => (await t.page.locator(sel).first().boundingBox())!;
+    const [chart, figures] = [await box('svg.console-chart'), await box('.figures-wrap')];
+    expect(figures.x).to.be.greaterThan(chart.x + chart.width - 1);
+    const [header, main] = [await box('.site-header-inner'), await box('main')];
+    expect(header.width).to.equal(main.width);
+    await t.page.setViewportSize({ width: 375, height: 740 });
+    const [chartN, figuresN] = [await box('svg.console-chart'), await box('.figures-wrap')];
+    expect(figuresN.y).to.be.greaterThan(chartN.y + chartN.height - 1);
+    await screenshot(t.page, 'console-overview-phone');
+    await t.page.setViewportSize({ width: 1280, height: 860 });
     await axeClean();
     await screenshot(t.page, 'console-overview');
   });
@@ -145,4 +162,74 @@ describe('web: the console pages that read', function () {
       await screenshot(t.page, `console-${path.slice(7)}`);
     });
   }
+});
+
+describe('web: /admin/keys filters and revoke', function () {
+  this.timeout(90_000);
+  let gw: TestGateway;
+  let t: TestPage;
+  let person: SignedUp;
+  pageSuite({ signedIn: true, gateway: { config: { mcpServer: { enabled: true } } } }, (s) => {
+    gw = s.gw;
+    t = s.t;
+    person = s.person;
+  });
+
+  const headings = async () => (await t.page.locator('ul.console-keys h2').allTextContents()).map((h) => h.replace(/\s+\S+…$/, '').trim()).sort();
+
+  it('the owner, state and scope filters show only matching keys, and a revoke is confirmed in its dialog', async () => {
+    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [person.user.id]);
+    const owner = await signUp(gw.url, { email: `keys-${Date.now()}@example.test` });
+    const other = await signUp(gw.url);
+    const make = async (who: typeof owner, body: Record<string, unknown>) => (await who.client.post('/api/api-keys', body)).body as { id: string };
+    await make(other, { name: 'someone else' });
+    const plain = await make(owner, { name: 'plain' });
+    await make(owner, { name: 'agent', mcp: true });
+    const old = await make(owner, { name: 'old' });
+    const gone = await make(owner, { name: 'gone' });
+    await gw.pool.query("UPDATE apikeys SET expires_at = now() - interval '1 hour' WHERE id = $1", [old.id]);
+    await owner.client.delete(`/api/api-keys/${gone.id}`);
+
+    await t.page.goto('/admin/keys');
+    await t.page.getByLabel('Owner e-mail').fill(owner.user.email);
+    await t.page.getByRole('button', { name: 'Filter' }).click();
+    await t.page.waitForURL((u) => u.searchParams.get('owner') === owner.user.email);
+    expect(await headings()).to.deep.equal(['agent', 'old', 'plain']);
+
+    for (const [state, want] of [['revoked', ['gone']], ['active', ['agent', 'plain']], ['expired', ['old']]] as const) {
+      await t.page.getByLabel('State').selectOption(state);
+      await t.page.getByRole('button', { name: 'Filter' }).click();
+      await t.page.waitForURL((u) => u.searchParams.get('state') === state);
+      expect(await headings(), `${state} ${t.page.url()} ${await t.page.locator('main').innerText()}`).to.deep.equal([...want]);
+    }
+    await t.page.getByLabel('State').selectOption('');
+    await t.page.getByLabel('Scope').fill('mcp');
+    await t.page.getByRole('button', { name: 'Filter' }).click();
+    await t.page.waitForURL((u) => u.searchParams.get('scope') === 'mcp');
+    expect(await headings()).to.deep.equal(['agent']);
+
+    // Revoke "plain" from the list, through the confirmation dialog.
+    await t.page.goto(`/admin/keys?owner=${encodeURIComponent(owner.user.email)}&state=active`);
+    const item = t.page.locator('ul.console-keys > li').filter({ has: t.page.getByRole('heading', { name: /^plain / }) });
+    await item.getByRole('link', { name: 'Revoke' }).click();
+    const dialog = t.page.getByRole('dialog', { name: 'Revoke “plain”?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await t.page.waitForURL((u) => u.pathname === '/admin/keys');
+    const revoked = await gw.pool.query('SELECT revoked_at FROM apikeys WHERE id = $1', [plain.id]);
+    expect(revoked.rows[0].revoked_at).to.be.an.instanceOf(Date);
+    const audit = await gw.pool.query("SELECT actor_user_id, owner_user_id FROM audit_log WHERE key_id = $1 AND type = 'API_KEY_REVOKED'", [plain.id]);
+    expect(audit.rows).to.deep.equal([{ actor_user_id: person.user.id, owner_user_id: owner.user.id }]);
+    await t.page.goto(`/admin/keys?owner=${encodeURIComponent(owner.user.email)}&state=revoked`);
+    expect(await headings()).to.deep.equal(['gone', 'plain']);
+    const v = await seriousViolations(t.page);
+    expect(v, describeViolations(v)).to.deep.equal([]);
+    await screenshot(t.page, 'console-keys-filtered');
+  });
+
+  it('a bad filter value is refused with 400 and changes nothing', async () => {
+    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [person.user.id]);
+    const res = await t.page.goto('/admin/keys?state=gone');
+    expect(res?.status()).to.equal(400);
+  });
 });

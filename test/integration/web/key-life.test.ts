@@ -63,6 +63,16 @@ describe("web: a key's life on Settings → Developers (CONTRACT 14)", function 
     const svg = item.locator('svg.usage-bars');
     expect(await svg.getAttribute('aria-hidden')).to.equal('true');
     expect(await svg.locator('rect.bar').count()).to.equal(30);
+    // The dated axis: every seventh day back from today, each label inside the drawing.
+    const today = new Date().toISOString().slice(0, 10);
+    const ticks = await svg.locator('text.tick').allTextContents();
+    expect(ticks).to.have.length(5);
+    expect(ticks[4]).to.equal(`${Number(today.slice(8, 10))} ${new Date(`${today}T00:00:00Z`).toLocaleString('en', { month: 'short', timeZone: 'UTC' })}`);
+    const outside = await svg.evaluate((el) => {
+      const width = (el as SVGSVGElement).viewBox.baseVal.width;
+      return Array.from(el.querySelectorAll<SVGTextElement>('text.tick')).map((x) => x.getBBox()).filter((b) => b.x < 0 || b.x + b.width > width + 0.5).map((b) => [b.x, b.width, width]);
+    });
+    expect(outside).to.deep.equal([]);
     expect(describeViolations(await seriousViolations(page))).to.equal('');
     await screenshot(page, 'developers-usage-chart-desktop');
   });
