@@ -35,12 +35,12 @@ ${confirmLink('/admin/policy/drop', 'Drop', { title: `Drop candidate #${d.shadow
 </section>
 <section class="panel" aria-labelledby="history-title">
 <h2 id="history-title">History</h2>
-<ol class="history" reversed>${d.versions.map((v) => {
+<ul class="history">${d.versions.map((v) => {
     const c = d.changes.get(v.version);
     return html`<li><p><strong>Version ${v.version}</strong>: “${v.message ?? ''}”, by ${v.appliedBy} at ${dateTime(v.appliedAt)}
 ${v.version === d.live?.version ? html` <span class="badge">live</span>` : confirmLink(`/admin/policy/rollback-${v.version}`, `Roll back to version ${v.version}`, { title: `Roll back to version ${v.version}?`, text: `Its texts, “${v.message ?? ''}”, become live again as a new version on every instance.`, go: `Roll back to version ${v.version}`, danger: true })}</p>
 ${c && c.against !== null ? (c.decisions.length === 0 ? html`<p class="muted">No decision changed against version ${c.against}.</p>` : html`<details><summary>${c.changed} decisions changed against version ${c.against}</summary><ul>${c.decisions.map((x) => html`<li><code>${x.request}</code> for ${x.subjects.join(', ')}: ${x.before} → ${x.after}</li>`)}</ul></details>`) : false}</li>`;
-  })}</ol>
+  })}</ul>
 </section>
 <section class="panel" aria-labelledby="explain-title">
 <h2 id="explain-title">Explain a decision</h2>
