@@ -1,4 +1,5 @@
 import type { Pool } from '../store/db.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
 import { withTransaction } from '../store/db.ts';
 import * as users from '../store/users.ts';
 import * as sessions from '../store/sessions.ts';
@@ -15,15 +16,6 @@ import type { UserMatch } from '../store/users.ts';
 
 const NO_META: RequestMeta = { ip: null, userAgent: null };
 
-function decodeUserCursor(cursor: string): { createdAt: string; id: string } {
-  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  const timestamp = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
-  if (!createdAt || !id || !uuid.test(id) || !timestamp.test(createdAt)) {
-    throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', { errors: [{ path: 'cursor', message: 'unreadable cursor' }] });
-  }
-  return { createdAt, id };
-}
 
 /** The one password rule: sign-up, a password change and `keygate user create` all check this. */
 export const passwordRule = z.string().min(8).max(128).regex(/^[^\u0000]*$/, 'must not contain NUL');
@@ -157,13 +149,13 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
 
     /** The console's list: by e-mail prefix, oldest first, a page at a time. */
     async usersPage(opts: { q: string | null; limit: number; cursor: string | null }) {
-      const after = opts.cursor ? decodeUserCursor(opts.cursor) : null;
+      const after = opts.cursor ? decodeCursor(opts.cursor) : null;
       const rows = await users.listUsersPage(pool, { emailPrefix: opts.q, limit: opts.limit + 1, after });
       const page = rows.slice(0, opts.limit);
       const last = page[page.length - 1];
       return {
         users: page.map((u) => ({ ...userRecord(u), keysHeld: u.keys_held, createdAt: u.created_at.toISOString() })),
-        nextCursor: rows.length > opts.limit && last ? Buffer.from(`${last.created_cursor}|${last.id}`).toString('base64url') : null,
+        nextCursor: rows.length > opts.limit && last ? encodeCursor(last) : null,
       };
     },
 

@@ -1,4 +1,5 @@
 import { keysOn, type Config } from '../../config.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { Pool } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
 import * as audit from '../../store/audit.ts';
@@ -55,19 +56,6 @@ export function keyView(row: keys.ApiKeyRow, now: Date, used = 0): ApiKeyView {
     rotatedTo: row.rotated_to,
     expiresSoon: expiresSoon(row.expires_at, now),
   };
-}
-
-const encodeCursor = (row: { created_cursor: string; id: string }) => Buffer.from(`${row.created_cursor}|${row.id}`).toString('base64url');
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  // created_at as PostgreSQL prints a timestamptz (ISO style), microseconds kept.
-  const timestamp = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
-  if (!createdAt || !id || !uuid.test(id) || !timestamp.test(createdAt)) {
-    throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', { errors: [{ path: 'cursor', message: 'unreadable cursor' }] });
-  }
-  return { createdAt, id };
 }
 
 export { KEY_FILTER_STATES, type KeyFilter } from '../../store/apikeys.ts';
