@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
-import { registerClient } from '../oauth/support.ts';
+import { allowNewClient } from '../oauth/support.ts';
 
 // Each grant carries a daily request quota of its own. With no cap on consents, a person holding
 // `maxKeysPerUser` keys could connect ten, a hundred apps and multiply their throughput. CONTRACT
@@ -9,20 +9,7 @@ import { registerClient } from '../oauth/support.ts';
 // `oauth.maxGrantsPerUser`; past either, the consent page answers 400 GRANT_LIMIT in words, and
 // the client gets no code.
 
-/** Registers a client and walks its authorization to the consent step; answers the person's Allow. */
-async function consent(base: string, session: Client) {
-  const { clientId } = await registerClient(base, 'Quota multiplier');
-  const browser = new Client(base);
-  browser.cookies = new Map(session.cookies);
-  const q = new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: 'http://127.0.0.1:9/callback', scope: 'mcp', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', resource: `${base}/api/mcp` });
-  let res = await browser.get(`/oauth/authorize?${q}`);
-  for (let i = 0; i < 6 && res.status >= 300 && res.status < 400; i++) {
-    const to = new URL(res.headers.location!, base);
-    if (/\/oauth\/consent\/[^/]+$/.test(to.pathname)) return browser.request('POST', `${to.pathname}/allow`, undefined, { origin: base });
-    res = await browser.get(to.pathname + to.search);
-  }
-  throw new Error(`no consent step: ${res.status} ${res.text.slice(0, 200)}`);
-}
+const consent = (base: string, session: Client) => allowNewClient(base, session, 'Quota multiplier');
 
 describe('hostile: many OAuth consents multiply one person\'s daily quota', function () {
   this.timeout(120_000);

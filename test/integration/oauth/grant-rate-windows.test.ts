@@ -1,24 +1,12 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
-import { registerClient } from './support.ts';
+import { allowNewClient } from './support.ts';
 
 // An OAuth grant takes its owner's plan's rate windows at consent, like its daily quota, and keeps
 // them: the plan changing later does not change the grant.
 
-async function consent(base: string, session: Client) {
-  const { clientId } = await registerClient(base, 'Windows');
-  const browser = new Client(base);
-  browser.cookies = new Map(session.cookies);
-  const q = new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: 'http://127.0.0.1:9/callback', scope: 'mcp', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', resource: `${base}/api/mcp` });
-  let res = await browser.get(`/oauth/authorize?${q}`);
-  for (let i = 0; i < 6 && res.status >= 300 && res.status < 400; i++) {
-    const to = new URL(res.headers.location!, base);
-    if (/\/oauth\/consent\/[^/]+$/.test(to.pathname)) return browser.request('POST', `${to.pathname}/allow`, undefined, { origin: base });
-    res = await browser.get(to.pathname + to.search);
-  }
-  throw new Error(`no consent step: ${res.status} ${res.text.slice(0, 200)}`);
-}
+const consent = (base: string, session: Client) => allowNewClient(base, session, 'Windows');
 
 describe('OAuth grants are stamped with rate windows at consent', function () {
   this.timeout(60_000);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Page } from 'playwright-core';
-import { Client } from '../../support/http.ts';
+import { Client, type Reply } from '../../support/http.ts';
 
 /**
  * The MCP client's side of the flow, in memory, as a desktop client keeps it: what it registered,
@@ -101,4 +101,22 @@ export async function connectApp(base: string, session: Client, clientName: stri
   const token = await tokenRequest(base, codeForm(base, clientId, code, verifier));
   if (token.status !== 200) throw new Error(`token: ${token.status} ${token.text}`);
   return { clientId, accessToken: token.body.access_token as string, refreshToken: token.body.refresh_token as string, registrationAccessToken };
+}
+
+/**
+ * Registers a client named `clientName` and walks its authorization to the consent step with the
+ * person's session; answers what the person's Allow got (a redirect with a code, or a refusal page).
+ */
+export async function allowNewClient(base: string, session: Client, clientName: string): Promise<Reply> {
+  const { clientId } = await registerClient(base, clientName);
+  const browser = new Client(base);
+  browser.cookies = new Map(session.cookies);
+  const q = new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: 'http://127.0.0.1:9/callback', scope: 'mcp', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', resource: `${base}/api/mcp` });
+  let res = await browser.get(`/oauth/authorize?${q}`);
+  for (let i = 0; i < 6 && res.status >= 300 && res.status < 400; i++) {
+    const to = new URL(res.headers.location!, base);
+    if (/\/oauth\/consent\/[^/]+$/.test(to.pathname)) return browser.request('POST', `${to.pathname}/allow`, undefined, { origin: base });
+    res = await browser.get(to.pathname + to.search);
+  }
+  throw new Error(`no consent step: ${res.status} ${res.text.slice(0, 200)}`);
 }

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
-import { commandExists, startRedisCluster, type RedisCluster } from '../../support/engines.ts';
-import { startTestGateway, testClock, type TestGateway } from '../../support/gateway.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import type { RedisCluster } from '../../support/engines.ts';
+import { testClock, type TestGateway } from '../../support/gateway.ts';
+import type { TestDatabase } from '../../support/db.ts';
 import { Client, signUp } from '../../support/http.ts';
+import { clusterPair, nodesHolding } from './cluster-support.ts';
 
 // Rate windows on a 3-master Redis Cluster: a key's day and windows are counted by one script,
 // so they must share a slot (a Cluster refuses a script across slots); two gateways racing keys
@@ -14,19 +14,7 @@ const config = {
   apiKeys: { enabled: true, variant: 'A', maxKeysPerUser: 50, maxCreatesPerDay: 20 },
 };
 
-async function portsHolding(cluster: RedisCluster, id: string): Promise<Set<number>> {
-  const ports = new Set<number>();
-  for (const port of cluster.ports) {
-    const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
-    r.on('error', () => {});
-    try {
-      if ((await r.keys(`*${id}*`)).length) ports.add(port);
-    } finally {
-      r.disconnect();
-    }
-  }
-  return ports;
-}
+const portsHolding = async (cluster: RedisCluster, id: string): Promise<Set<number>> => new Set((await nodesHolding(cluster, `*${id}*`)).values());
 
 describe('rate windows on a 3-master Redis Cluster, two gateways', function () {
   let cluster: RedisCluster;
@@ -35,24 +23,7 @@ describe('rate windows on a 3-master Redis Cluster, two gateways', function () {
   let b: TestGateway;
   const clock = testClock('2026-06-02T09:00:05.000Z');
 
-  before(async function () {
-    this.timeout(60_000);
-    if (!commandExists('redis-server') || !commandExists('redis-cli')) {
-      this.test!.parent!.title += ' (skipped: redis-server or redis-cli not installed)';
-      this.skip();
-    }
-    cluster = await startRedisCluster(3);
-    database = await createTestDatabase();
-    const env = { REDIS_CLUSTER_NODES: cluster.nodes };
-    a = await startTestGateway({ database, env, config, clock });
-    b = await startTestGateway({ database, env, config, clock });
-  });
-  after(async () => {
-    await a?.stop();
-    await b?.stop();
-    await database?.drop();
-    await cluster?.stop();
-  });
+  clusterPair({ config, clock }, (p) => ({ cluster, database, a, b } = p));
 
   it('eight keys race 30 requests each over both gateways against a 1m limit of 10: exactly 10 each served, every counter of a key on one shard', async function () {
     this.timeout(60_000);

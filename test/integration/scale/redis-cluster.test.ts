@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { commandExists, startRedisCluster, until, type RedisCluster } from '../../support/engines.ts';
-import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { until, type RedisCluster } from '../../support/engines.ts';
+import type { TestGateway } from '../../support/gateway.ts';
+import type { TestDatabase } from '../../support/db.ts';
 import { Client, signUp } from '../../support/http.ts';
+import { clusterPair, nodesHolding } from './cluster-support.ts';
 
 // CONTRACT 16: two gateways counting in a 3-master Redis Cluster keep every limit exact, whatever
 // slot a key's counter hashes to; the key list reads counters across slots; a dead shard costs
@@ -11,22 +12,6 @@ import { Client, signUp } from '../../support/http.ts';
 
 const config = { plans: { free: {}, ten: { apiRateLimit: 10 }, boundary: { apiRateLimit: 1100 } }, apiKeys: { enabled: true, variant: 'A', maxKeysPerUser: 50, maxCreatesPerDay: 5 } };
 
-/** Which master holds each of the given counter keys. */
-async function nodesHolding(cluster: RedisCluster, pattern: string): Promise<Map<string, number>> {
-  const where = new Map<string, number>();
-  for (const port of cluster.ports) {
-    const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
-    r.on('error', () => {});
-    try {
-      for (const k of await r.keys(pattern)) where.set(k, port);
-    } catch {
-      // A killed node holds nothing we can read.
-    } finally {
-      r.disconnect();
-    }
-  }
-  return where;
-}
 
 describe('two gateways on a 3-master Redis Cluster', function () {
   let cluster: RedisCluster;
@@ -34,24 +19,7 @@ describe('two gateways on a 3-master Redis Cluster', function () {
   let a: TestGateway;
   let b: TestGateway;
 
-  before(async function () {
-    this.timeout(60_000);
-    if (!commandExists('redis-server') || !commandExists('redis-cli')) {
-      this.test!.parent!.title += ' (skipped: redis-server or redis-cli not installed)';
-      this.skip();
-    }
-    cluster = await startRedisCluster(3);
-    database = await createTestDatabase();
-    const env = { REDIS_CLUSTER_NODES: cluster.nodes };
-    a = await startTestGateway({ database, env, config });
-    b = await startTestGateway({ database, env, config });
-  });
-  after(async () => {
-    await a?.stop();
-    await b?.stop();
-    await database?.drop();
-    await cluster?.stop();
-  });
+  clusterPair({ config }, (p) => ({ cluster, database, a, b } = p));
 
   async function keysOnPlanTen(n: number) {
     const { client, user } = await signUp(a.url);
