@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import pg from 'pg';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/db.ts';
 import { requireRedis } from '../support/redis.ts';
-import { expectNoHangNoError, refused503, startScenario, type Scenario } from './scenario.ts';
+import { expectEntriesMatchRows, expectNoHangNoError, readBooks, refused503, startScenario, type Scenario } from './scenario.ts';
 import { ANSWER_BOUND_MS, RECOVERY_BOUND_MS, sleep, summary, type Answer } from './support.ts';
 import { startFreezableProxy, type FreezableProxy } from './freeze-proxy.ts';
 
@@ -68,21 +67,8 @@ const count = (answers: Answer[], kind: string, status: number) => answers.filte
  * number the 201s (204s) plus at most the 503s whose COMMIT reached the database after the thaw.
  */
 async function expectNothingHalfWritten(databaseUrl: string, userId: string, answers: Answer[]): Promise<void> {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
-    const { rows: [k] } = await db.query<{ made: string; revoked: string }>(
-      `SELECT count(*) AS made, count(revoked_at) AS revoked FROM apikeys WHERE user_id = $1 AND name = 'fault'`, [userId]);
-    const { rows: [a] } = await db.query<{ created: string; revoked: string }>(
-      `SELECT count(*) FILTER (WHERE a.type = 'API_KEY_CREATED') AS created, count(*) FILTER (WHERE a.type = 'API_KEY_REVOKED') AS revoked
-         FROM audit_log a JOIN apikeys k ON k.id = a.key_id WHERE k.user_id = $1 AND k.name = 'fault'`, [userId]);
-    const made = Number(k!.made);
-    const revoked = Number(k!.revoked);
-    expect(Number(a!.created), 'API_KEY_CREATED entries vs key rows').to.equal(made);
-    expect(Number(a!.revoked), 'API_KEY_REVOKED entries vs revoked rows').to.equal(revoked);
-    expect(made).to.be.within(count(answers, 'create', 201), count(answers, 'create', 201) + count(answers, 'create', 503));
-    expect(revoked).to.be.within(count(answers, 'revoke', 204), count(answers, 'revoke', 204) + count(answers, 'revoke', 503));
-  } finally {
-    await db.end();
-  }
+  const b = await readBooks(databaseUrl, userId);
+  expectEntriesMatchRows(b);
+  expect(b.made).to.be.within(count(answers, 'create', 201), count(answers, 'create', 201) + count(answers, 'create', 503));
+  expect(b.revoked).to.be.within(count(answers, 'revoke', 204), count(answers, 'revoke', 204) + count(answers, 'revoke', 503));
 }

@@ -92,11 +92,10 @@ export function recoveredAfter(answers: Answer[], since: number): number {
   return first.at + first.ms - since;
 }
 
-/**
- * Keys, audit entries and the answers agree: each 201 is one key row with one creation entry,
- * each 204 one revocation with its entry, and no 503 left a row or an entry behind.
- */
-export async function expectBooksBalance(databaseUrl: string, userId: string, answers: Answer[]): Promise<{ rows: number }> {
+export interface Books { made: number; revoked: number; createdEntries: number; revokedEntries: number }
+
+/** The scenario's key rows (made, revoked) and their audit entries, as the database holds them. */
+export async function readBooks(databaseUrl: string, userId: string): Promise<Books> {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
@@ -105,16 +104,28 @@ export async function expectBooksBalance(databaseUrl: string, userId: string, an
     const { rows: [a] } = await db.query<{ created: string; revoked: string }>(
       `SELECT count(*) FILTER (WHERE a.type = 'API_KEY_CREATED') AS created, count(*) FILTER (WHERE a.type = 'API_KEY_REVOKED') AS revoked
          FROM audit_log a JOIN apikeys k ON k.id = a.key_id WHERE k.user_id = $1 AND k.name = 'fault'`, [userId]);
-    const made = Number(k!.made);
-    const revoked = Number(k!.revoked);
-    expect(made, 'key rows vs creates answered 201').to.equal(count(answers, 'create', (s) => s === 201));
-    expect(revoked, 'revoked rows vs revokes answered 204').to.equal(count(answers, 'revoke', (s) => s === 204));
-    expect(Number(a!.created), 'API_KEY_CREATED entries vs key rows').to.equal(made);
-    expect(Number(a!.revoked), 'API_KEY_REVOKED entries vs revoked rows').to.equal(revoked);
-    return { rows: made };
+    return { made: Number(k!.made), revoked: Number(k!.revoked), createdEntries: Number(a!.created), revokedEntries: Number(a!.revoked) };
   } finally {
     await db.end();
   }
+}
+
+/** Every key row has its creation entry and every revocation its entry: nothing half-written. */
+export function expectEntriesMatchRows(b: Books): void {
+  expect(b.createdEntries, 'API_KEY_CREATED entries vs key rows').to.equal(b.made);
+  expect(b.revokedEntries, 'API_KEY_REVOKED entries vs revoked rows').to.equal(b.revoked);
+}
+
+/**
+ * Keys, audit entries and the answers agree: each 201 is one key row with one creation entry,
+ * each 204 one revocation with its entry, and no 503 left a row or an entry behind.
+ */
+export async function expectBooksBalance(databaseUrl: string, userId: string, answers: Answer[]): Promise<{ rows: number }> {
+  const b = await readBooks(databaseUrl, userId);
+  expect(b.made, 'key rows vs creates answered 201').to.equal(count(answers, 'create', (s) => s === 201));
+  expect(b.revoked, 'revoked rows vs revokes answered 204').to.equal(count(answers, 'revoke', (s) => s === 204));
+  expectEntriesMatchRows(b);
+  return { rows: b.made };
 }
 
 export const served = (answers: Answer[], kind: string) => count(answers, kind, (s) => s !== 503 && s !== 0);
