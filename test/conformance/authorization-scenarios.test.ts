@@ -10,7 +10,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { launchBrowser, openContext, signedUpUser, type SignedUp } from '../support/browser.ts';
 import { tempDir } from '../support/tmp.ts';
 import { registerClient } from '../integration/oauth/support.ts';
-import { node24, startConformance, type Running } from './support.ts';
+import { node24OrSkip, startConformance, type Running } from './support.ts';
 
 // The official conformance suite's authorization scenarios against keygate's authorization server,
 // as a client vendor runs them: the metadata endpoint, then an authorization code grant whose
@@ -62,12 +62,7 @@ describe('the MCP conformance suite: authorization scenarios, consent in Chromiu
   let suite: Running | undefined;
 
   before(async function () {
-    const found = await node24();
-    if ('reason' in found) {
-      console.warn(`      skipped: ${found.reason}`);
-      this.skip();
-    }
-    node = found.path;
+    node = await node24OrSkip(this);
     [gw, browser] = await Promise.all([startTestGateway(), launchBrowser()]);
     person = await signedUpUser(gw);
   });

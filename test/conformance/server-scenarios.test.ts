@@ -5,7 +5,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { signUp } from '../support/http.ts';
 import { tempDir } from '../support/tmp.ts';
 import { createKey } from '../integration/mcp/support.ts';
-import { keyProxy, node24, runConformance } from './support.ts';
+import { keyProxy, node24OrSkip, runConformance } from './support.ts';
 
 // The official conformance suite's server scenarios against /api/mcp, as an MCP client vendor runs
 // them: both requirement sets, through a loopback proxy that adds a key. expected-failures.yaml
@@ -21,12 +21,7 @@ describe('the MCP conformance suite: server scenarios', function () {
   let proxy: Awaited<ReturnType<typeof keyProxy>>;
 
   before(async function () {
-    const found = await node24();
-    if ('reason' in found) {
-      console.warn(`      skipped: ${found.reason}`);
-      this.skip();
-    }
-    node = found.path;
+    node = await node24OrSkip(this);
     // The suite sends a few hundred requests; the default day's quota of a key is 100.
     gw = await startTestGateway({ config: { defaultApiRateLimit: 1_000_000 } });
     const { client } = await signUp(gw.url);

@@ -102,3 +102,13 @@ export function startConformance(node: string, args: string[], timeoutMs: number
 export function runConformance(node: string, args: string[], timeoutMs: number): Promise<Run> {
   return startConformance(node, args, timeoutMs).exited;
 }
+
+/** A Node 24 for the suite, in a `before` hook's context: the suite is skipped, saying why, without one. */
+export async function node24OrSkip(ctx: Mocha.Context): Promise<string> {
+  const found = await node24();
+  if ('reason' in found) {
+    console.warn(`      skipped: ${found.reason}`);
+    ctx.skip();
+  }
+  return found.path;
+}
