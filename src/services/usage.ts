@@ -1,4 +1,4 @@
-import type { Pool } from '../store/db.ts';
+import { isConflict, type Pool } from '../store/db.ts';
 import * as keys from '../store/apikeys.ts';
 import * as usage from '../store/usage.ts';
 import { systemEvery, type Clock, type Every } from './clock.ts';
@@ -67,7 +67,9 @@ export function createUsageService({ pool, clock, flushIntervalMs = DEFAULT_FLUS
       onWrite?.();
       return true;
     } catch (err) {
-      if (err instanceof StoreUnavailableError) {
+      // An outage, or a conflict still unresolved after its retries: the tallies are sound, the
+      // moment was not; they wait for the next flush instead of being dropped as bad values.
+      if (err instanceof StoreUnavailableError || isConflict(err)) {
         keep(deltas);
         onError?.(err);
         return false;

@@ -84,7 +84,7 @@ export async function withTransaction<T>(pool: Pool, fn: (client: Client) => Pro
 }
 
 /** PostgreSQL gave up on a statement to break a lock cycle (40P01) or a serialization conflict (40001). */
-const isConflict = (err: unknown): boolean => {
+export const isConflict = (err: unknown): boolean => {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   return code === '40P01' || code === '40001';
 };
