@@ -32,8 +32,8 @@ export interface LeaseOptions {
   blockTtlMs?: number;
   /**
    * How much of a block its holder takes at a time from the block's record in the counter store
-   * (Redis); the next part is claimed in the background before this one runs out. A holder that
-   * dies loses at most this much; the rest of its block returns when the record expires.
+   * (Redis or PostgreSQL); the next part is claimed in the background before this one runs out. A
+   * holder that dies loses at most this much; the rest of its block returns when the record expires.
    */
   claimSize?: number;
   /** 0: no timer; whoever owns the spender calls sweep() (tests). */

@@ -4,10 +4,10 @@ import type { Queryable } from './db.ts';
 // Leased quota blocks (docs/speed.md): several requests' worth of a key's quota taken from the shared
 // counter in one atomic call, so an instance need not make a round trip per request while the key
 // has plenty left. A block is added to the very counter the one-by-one path increments, so both
-// paths see one number; what a block leaves unspent is handed back by subtracting it. On Redis a
-// block is also recorded with an expiry, and its holder claims it a part at a time: a holder that
-// dies (kill -9) or fails to hand back loses at most its last claimed part, and the rest returns
-// to the key when the record expires.
+// paths see one number; what a block leaves unspent is handed back by subtracting it. A block is
+// also recorded in the counter store with an expiry, and its holder claims it a part at a time: a
+// holder that dies (kill -9) or fails to hand back loses at most its last claimed part, and the
+// rest returns to the key when the record expires.
 
 export interface BlockGrant {
   /** How many requests the block holds; 0 when none was leased (too little left above the floor). */
@@ -132,44 +132,40 @@ export function createRedisQuotaBlocks(redis: RedisClient, prefix = 'keygate:', 
   };
 }
 
+// The same operations on the PostgreSQL counters, each one statement: lease, hand-back and spendOne
+// are functions of migration 016 that lock the counter's row before its records, so they neither
+// deadlock with one another nor return a record twice. Expiry is judged by the callers' clocks,
+// passed in, as on Redis.
 export function createPostgresQuotaBlocks(db: Queryable): QuotaBlockStore {
+  const windowExpiry = (windowStart: Date, ttlSeconds: number) => new Date(windowStart.getTime() + ttlSeconds * 1000);
   return {
     async lease(name, windowStart, want, limit, floor, ttlSeconds, t) {
-      const cap = limit - floor;
-      // The row lock taken in the CTE is held by the UPDATE: the grant is computed from the value
-      // it then writes, so two instances leasing at once are serialised on the row.
-      const update = () => db.query<{ value: string; granted: string }>(
-        `WITH old AS (SELECT value FROM counters WHERE name = $1 AND window_start = $2 FOR UPDATE)
-         UPDATE counters c SET value = c.value + LEAST($3::bigint, $4::bigint - old.value) FROM old
-         WHERE c.name = $1 AND c.window_start = $2 AND old.value < $4::bigint
-         RETURNING c.value AS value, LEAST($3::bigint, $4::bigint - old.value) AS granted`,
-        [name, windowStart, want, cap]);
-      let { rows } = await update();
-      if (!rows.length) {
-        // Either the window has no row yet, or it is too close to the limit. Create the row (a
-        // no-op if another instance just did) and ask once more.
-        const expiresAt = new Date(windowStart.getTime() + ttlSeconds * 1000);
-        const made = await db.query('INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, $2, 0, $3) ON CONFLICT DO NOTHING', [name, windowStart, expiresAt]);
-        if (made.rowCount) ({ rows } = await update());
-      }
-      if (rows.length) {
-        const granted = Number(rows[0]!.granted);
-        return { granted, counted: Number(rows[0]!.value), id: t.id, claimed: granted };
-      }
-      const { rows: now } = await db.query<{ value: string }>('SELECT value FROM counters WHERE name = $1 AND window_start = $2', [name, windowStart]);
-      return { granted: 0, counted: Number(now[0]?.value ?? 0), id: t.id, claimed: 0 };
+      const { rows } = await db.query<{ granted: string; counted: string; claimed: string }>(
+        'SELECT granted, counted, claimed FROM keygate_lease_block($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+        [name, windowStart, want, limit - floor, windowExpiry(windowStart, ttlSeconds),
+          new Date(t.nowMs), new Date(t.nowMs + t.leaseMs), t.id, t.claim]);
+      const r = rows[0]!;
+      return { granted: Number(r.granted), counted: Number(r.counted), claimed: Number(r.claimed), id: t.id };
     },
-    // Not recorded yet on PostgreSQL: the holder claims the whole block at once, as before.
-    claim: async () => 0,
-    async handBack(name, windowStart, _id, unspent) {
-      if (unspent > 0) await db.query('UPDATE counters SET value = value - $3 WHERE name = $1 AND window_start = $2', [name, windowStart, unspent]);
+    // Only the holder claims from its record; the lock taken here makes a reclaim or hand-back
+    // running at once either find the record already claimed from, or leave nothing to claim.
+    async claim(name, windowStart, id, want, nowMs) {
+      const { rows } = await db.query<{ claimed: string }>(
+        `WITH rec AS (SELECT unclaimed FROM counter_leases
+                      WHERE name = $1 AND window_start = $2 AND id = $3 AND expires_at > $5 FOR UPDATE)
+         UPDATE counter_leases l SET unclaimed = l.unclaimed - LEAST(rec.unclaimed, $4::bigint) FROM rec
+         WHERE l.name = $1 AND l.window_start = $2 AND l.id = $3
+         RETURNING LEAST(rec.unclaimed, $4::bigint) AS claimed`,
+        [name, windowStart, id, want, new Date(nowMs)]);
+      return Number(rows[0]?.claimed ?? 0);
     },
-    async spendOne(name, windowStart, _limit, ttlSeconds) {
-      const expiresAt = new Date(windowStart.getTime() + ttlSeconds * 1000);
+    async handBack(name, windowStart, id, unspent) {
+      await db.query('SELECT keygate_hand_back_lease($1, $2, $3, $4)', [name, windowStart, id, unspent]);
+    },
+    async spendOne(name, windowStart, limit, ttlSeconds, nowMs) {
       const { rows } = await db.query<{ value: string }>(
-        `INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, $2, 1, $3)
-         ON CONFLICT (name, window_start) DO UPDATE SET value = counters.value + 1 RETURNING value`,
-        [name, windowStart, expiresAt]);
+        'SELECT keygate_spend_one($1, $2, $3, $4, $5) AS value',
+        [name, windowStart, limit, windowExpiry(windowStart, ttlSeconds), new Date(nowMs)]);
       return Number(rows[0]!.value);
     },
   };
