@@ -22,7 +22,7 @@ const CLAIM_SIZE = 25;
 // Real time: the block records' expiry is judged against the callers' clocks.
 const realClock = (): TestClock => ({ now: () => new Date(), set() {}, advance() {} });
 
-describe('a dead instance strands no leased quota (redis counters)', function () {
+for (const counters of ['redis', 'postgres'] as const) describe(`a dead instance strands no leased quota (${counters} counters)`, function () {
   this.timeout(120_000);
   let echo: Echo;
   let b: TestGateway;
@@ -42,7 +42,7 @@ describe('a dead instance strands no leased quota (redis counters)', function ()
       upstream: { url: echo.url }, defaultApiRateLimit: LIMIT,
       apiKeys: { enabled: true, variant: 'A', prefix: 'key_', maxKeysPerUser: 10, maxCreatesPerDay: 100 },
     };
-    b = await startTestGateway({ counters: 'redis', clock: realClock(), config });
+    b = await startTestGateway({ counters, clock: realClock(), config });
     const { client } = await signUp(b.url);
     const key = (await client.post('/api/api-keys', { name: 'fleet' })).body.key as string;
 
@@ -50,6 +50,7 @@ describe('a dead instance strands no leased quota (redis counters)', function ()
     writeFileSync(join(cwd, 'keygate.yaml'), JSON.stringify(config));
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: b.database.url, REDIS_URL, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
     delete env.KEYGATE_CONFIG;
+    if (counters === 'postgres') delete env.REDIS_URL;
     a = startServe({ cwd, env });
     const aUrl = await a.url;
 
