@@ -50,9 +50,18 @@ export class OutageWatch {
 }
 
 const watches = new WeakMap<object, OutageWatch>();
+const translations = new WeakMap<object, (call: PromiseLike<unknown>) => Promise<unknown>>();
 
 /** The outage watch of a pool or Redis client made by this module's callers. */
 export const outageWatchOf = (target: object): OutageWatch | undefined => watches.get(target);
+
+/**
+ * Passes a call made on `target` other than through its wrapped methods (a Redis pipeline, whose
+ * commands are sent by the pipeline itself) through the same translation and outage watch, so its
+ * failure is told as part of the one outage. Unchanged for a target rejectAsOutage did not wrap.
+ */
+export const throughOutageOf = <T>(target: object, call: PromiseLike<T>): Promise<T> =>
+  (translations.get(target)?.(call) as Promise<T> | undefined) ?? Promise.resolve(call);
 
 const isThenable = (v: unknown): v is PromiseLike<unknown> =>
   typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
@@ -79,6 +88,7 @@ export function rejectAsOutage(target: object, methods: Iterable<string>, store:
     watch.answered();
     return v;
   };
+  translations.set(target, (call) => Promise.resolve(call).then(answered, translate));
   for (const name of methods) {
     const original = methodsOf[name];
     if (typeof original !== 'function') continue;

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { rejectAsOutage } from './outage.ts';
+import { rejectAsOutage, throughOutageOf } from './outage.ts';
 import { StoreUnavailableError } from '../errors.ts';
 
 // The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
@@ -99,15 +99,21 @@ export interface ReplicaWait { waitReplicas: number; waitTimeoutMs: number }
  */
 export async function evalWrite(redis: RedisClient, wait: ReplicaWait | undefined, script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown> {
   if (!wait || wait.waitReplicas <= 0) return redis.eval(script, numKeys, ...args);
-  let answers: [Error | null, unknown][] | null;
+  const scriptAnswer = async () => {
+    const answers = await redis.pipeline().eval(script, numKeys, ...args).call('WAIT', wait.waitReplicas, wait.waitTimeoutMs).exec();
+    const [err, value] = answers?.[0] ?? [new Error('no answer'), null];
+    if (err) throw err;
+    return value;
+  };
+  // The pipeline is not one of the client's wrapped commands: its failure goes through the same
+  // translation, so it is part of the one outage that is logged, and its answer can end one. A
+  // client not made by createRedisClient has no translation: its failure is made an outage here.
   try {
-    answers = await redis.pipeline().eval(script, numKeys, ...args).call('WAIT', wait.waitReplicas, wait.waitTimeoutMs).exec();
+    return await throughOutageOf(redis, scriptAnswer());
   } catch (e) {
+    if (e instanceof StoreUnavailableError) throw e;
     throw new StoreUnavailableError(REDIS_STORE, e instanceof Error ? e : new Error(String(e)));
   }
-  const [err, value] = answers?.[0] ?? [new Error('no answer'), null];
-  if (err) throw new StoreUnavailableError(REDIS_STORE, err);
-  return value;
 }
 
 /** `host:port,host:port` as the environment spells it; throws naming the bad entry. */

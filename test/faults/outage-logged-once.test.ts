@@ -10,7 +10,15 @@ import { FaultRedis } from './support.ts';
 
 interface Line { level: number; msg: string; store?: string; cause?: string; lastedMs?: number; refused?: number; status?: number }
 
-describe('faults: an outage of the counters\' Redis is logged once', function () {
+// With redis.waitReplicas above 0 each counter write is a pipeline (the script, then WAIT) rather
+// than one of the client's commands; its outage is told the same way. A lone Redis has no replica:
+// WAIT gives up after waitTimeoutMs and the write counts, as a write that timed out waiting does.
+const shapes = [
+  { label: 'each write alone', redis: undefined },
+  { label: 'each write followed by WAIT (redis.waitReplicas 1)', redis: { waitReplicas: 1, waitTimeoutMs: 10 } },
+];
+
+for (const shape of shapes) describe(`faults: an outage of the counters' Redis is logged once, ${shape.label}`, function () {
   this.timeout(60_000);
   let redis: FaultRedis;
   let echo: Echo;
@@ -18,7 +26,7 @@ describe('faults: an outage of the counters\' Redis is logged once', function ()
   before(async () => {
     redis = await FaultRedis.start();
     echo = await startEcho();
-    gw = await startTestGateway({ counters: 'redis', redisUrl: redis.url, quotaLease: { floor: Number.MAX_SAFE_INTEGER }, config: { upstream: { url: echo.url } } });
+    gw = await startTestGateway({ counters: 'redis', redisUrl: redis.url, quotaLease: { floor: Number.MAX_SAFE_INTEGER }, config: { upstream: { url: echo.url }, ...(shape.redis ? { redis: shape.redis } : {}) } });
   });
   after(async () => {
     await gw?.stop();
