@@ -66,14 +66,14 @@ export function mcpOperations(surface: Pick<Surface, 'paths'>) {
         401: { description: 'Every refusal, in the OAuth form (WWW-Authenticate: Bearer error="invalid_token")', schema: s.mcpRefusal },
         // The 2026-07-28 revision answers its protocol errors with HTTP statuses and the request's id.
         400: { description: 'A JSON-RPC error of the 2026-07-28 revision (missing _meta, headers that disagree with the body, an unknown revision), or a problem', schema: s.jsonRpcError, withProblems: true },
-        404: { description: 'A JSON-RPC "method not found" of the 2026-07-28 revision, or the NOT_FOUND problem while the MCP server is off', schema: s.jsonRpcError, withProblems: true },
+        404: { description: 'A JSON-RPC error: "method not found" of the 2026-07-28 revision, or an Mcp-Session-Id not issued to this caller (initialize again); or the NOT_FOUND problem while the MCP server is off', schema: s.jsonRpcError, withProblems: true },
         415: { description: 'A JSON-RPC error: the body is not JSON', schema: s.jsonRpcError },
       },
     },
   } satisfies Record<string, Operation>;
 }
 
-/** `/api/mcp` (MCP Streamable HTTP, stateless) and the RFC 9728 metadata that points clients at it. */
+/** `/api/mcp` (MCP Streamable HTTP; no instance keeps a session) and the RFC 9728 metadata that points clients at it. */
 export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, slots = callerSlots(config.upstream.maxConcurrentPerCaller) }: McpDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const mcpPath = config.surface.paths.mcp;

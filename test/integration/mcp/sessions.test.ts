@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { createKey, initializeMessage, mcpSuite, rpc } from './support.ts';
+import { connectApp } from '../oauth/support.ts';
 
 // A 2025-era client gets an Mcp-Session-Id from initialize and sends it on every later request.
 // The id is the caller's alone and checkable by any instance; it never stands in for the key.
@@ -133,6 +134,12 @@ describe('MCP sessions of 2025-era clients', () => {
       expect(res.headers['www-authenticate']).to.match(/^Bearer error="invalid_token"/);
     });
 
+    it('a foreign Host with the key and a valid id is still refused 403 (DNS rebinding)', async () => {
+      const id = await sessionOf(keyed);
+      const res = await rpc(keyed, listTools, { 'mcp-session-id': id, host: 'rebound.example' });
+      expect(res.status).to.equal(403);
+    });
+
     it('a key revoked mid-session is refused despite the valid session id', async () => {
       const { key: doomed, id: doomedId } = await createKey(session, { name: 'doomed' });
       const { mcp, transport } = await connect(gw.url, doomed);
@@ -147,6 +154,20 @@ describe('MCP sessions of 2025-era clients', () => {
       } finally {
         await mcp.close().catch(() => undefined);
       }
+    });
+  });
+
+  describe('a connected app (OAuth)', () => {
+    it("gets an id bound to its grant: the person's key cannot use it, and revoking the grant refuses it", async () => {
+      const app = await connectApp(gw.url, session, 'Session app');
+      const bearer = new Client(gw.url, { authorization: `Bearer ${app.accessToken}` });
+      const id = await sessionOf(bearer);
+      expect((await rpc(bearer, listTools, { 'mcp-session-id': id })).status).to.equal(200);
+      expect((await rpc(keyed, listTools, { 'mcp-session-id': id })).status).to.equal(404);
+      expect((await rpc(bearer, listTools, { 'mcp-session-id': await sessionOf(keyed) })).status).to.equal(404);
+      const grant = ((await session.get('/api/oauth/grants')).body.grants as { id: string; clientName: string }[]).find((g) => g.clientName === 'Session app')!;
+      expect((await session.delete(`/api/oauth/grants/${grant.id}`)).status).to.equal(204);
+      expect((await rpc(bearer, listTools, { 'mcp-session-id': id })).status).to.equal(401);
     });
   });
 
