@@ -32,6 +32,8 @@ import { webRoutes } from './web/routes.ts';
 import { consolePages } from './web/console/routes.ts';
 import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
+import { createMcpSessionIds } from './services/mcp-session-ids.ts';
+import { sharedSecrets } from './services/shared-secrets.ts';
 import { oauthRoutes, renderOAuthError } from './http/routes/oauth.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
 
@@ -192,11 +194,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // One count per caller for REST forwards and MCP tool calls together.
   const slots = callerSlots(config.upstream.maxConcurrentPerCaller);
 
+  // Signed with a key every instance derives alike, so an id issued by one is honoured by all.
+  const mcpSessionIds = createMcpSessionIds({ sharedKey: async () => (await sharedSecrets(pool)).cookie_key });
   const audit = createAuditService({ pool });
   const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy });
   const { app, routes } = createApp({
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
     pageErrors: pageErrors(config),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.surface.features.oauth ? { holder: oauth, grants } : undefined,

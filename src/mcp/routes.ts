@@ -4,11 +4,12 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { packageRoot, type Config, type Surface } from '../config.ts';
 import type { KeyService } from '../services/keys/service.ts';
+import type { McpSessionIds, SessionHolder } from '../services/mcp-session-ids.ts';
 import { AppError } from '../errors.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
 import type { Upstream } from '../http/proxy/upstream.ts';
 import { callerSlots, type CallerSlots } from '../http/proxy/concurrency.ts';
-import type { GatewayContext, GatewayState } from '../http/state.ts';
+import type { Caller, GatewayContext, GatewayState } from '../http/state.ts';
 import { parseBody } from '../http/body.ts';
 import { webRequest, writeResponse } from './bridge.ts';
 import { prepareTool, type ForwardedTool } from './forward.ts';
@@ -21,6 +22,8 @@ import type { OAuthHolder } from '../oauth/holder.ts';
 
 export interface McpDeps {
   config: Config; keys: KeyService; policy: PolicyHolder; upstream: Upstream | null; oauth?: OAuthHolder;
+  /** The session ids 2025-era clients get from initialize, checkable by every instance. */
+  sessionIds: McpSessionIds;
   /** The REST forwarder's slots, so one caller's REST and MCP forwards share one bound; default: own. */
   slots?: CallerSlots;
 }
@@ -31,6 +34,12 @@ const METADATA_PATH = '/.well-known/oauth-protected-resource';
 // that serves only REST never carries it.
 let sdk: Promise<typeof import('./server.ts')> | null = null;
 const loadSdk = () => (sdk ??= import('./server.ts'));
+
+/** Whom a session id is bound to: the OAuth grant when the caller came with a token, else the key. */
+const holderOf = (caller: Extract<Caller, { kind: 'key' }>): SessionHolder =>
+  caller.grant ? { kind: 'grant', id: caller.grant.id, userId: caller.user.id } : { kind: 'key', id: caller.key.id, userId: caller.user.id };
+
+const SESSION_HEADER = 'mcp-session-id';
 
 const version = (JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -57,15 +66,15 @@ export function mcpOperations(surface: Pick<Surface, 'paths'>) {
         401: { description: 'Every refusal, in the OAuth form (WWW-Authenticate: Bearer error="invalid_token")', schema: s.mcpRefusal },
         // The 2026-07-28 revision answers its protocol errors with HTTP statuses and the request's id.
         400: { description: 'A JSON-RPC error of the 2026-07-28 revision (missing _meta, headers that disagree with the body, an unknown revision), or a problem', schema: s.jsonRpcError, withProblems: true },
-        404: { description: 'A JSON-RPC "method not found" of the 2026-07-28 revision, or the NOT_FOUND problem while the MCP server is off', schema: s.jsonRpcError, withProblems: true },
+        404: { description: 'A JSON-RPC error: "method not found" of the 2026-07-28 revision, or an Mcp-Session-Id not issued to this caller (initialize again); or the NOT_FOUND problem while the MCP server is off', schema: s.jsonRpcError, withProblems: true },
         415: { description: 'A JSON-RPC error: the body is not JSON', schema: s.jsonRpcError },
       },
     },
   } satisfies Record<string, Operation>;
 }
 
-/** `/api/mcp` (MCP Streamable HTTP, stateless) and the RFC 9728 metadata that points clients at it. */
-export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = callerSlots(config.upstream.maxConcurrentPerCaller) }: McpDeps): Router<GatewayState> {
+/** `/api/mcp` (MCP Streamable HTTP; no instance keeps a session) and the RFC 9728 metadata that points clients at it. */
+export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, slots = callerSlots(config.upstream.maxConcurrentPerCaller) }: McpDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const mcpPath = config.surface.paths.mcp;
   if (!config.surface.features.mcp) {
@@ -117,14 +126,21 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, slots = calle
     ctx.res.on('close', () => {
       if (!ctx.res.writableFinished) abort.abort();
     });
-    const response = await serveMcp({ request: webRequest(ctx, abort.signal), parsedBody: body, sx });
+    const holder = holderOf(caller);
+    const callerIds = { issue: () => sessionIds.issue(holder), holds: (id: string) => sessionIds.holds(id, holder) };
+    const response = await serveMcp({ request: webRequest(ctx, abort.signal), parsedBody: body, sx, sessionIds: callerIds });
     await writeResponse(ctx, response);
   });
 
-  // Stateless: there is no session to stream server notifications on or to end, as in the SDK's
-  // stateless example. The SDK client takes 405 on GET as "no stream offered".
-  const postOnly = () => {
-    throw new AppError('METHOD_NOT_ALLOWED', 'This MCP server is stateless: send JSON-RPC messages with POST.', {}, { allowedMethods: ['POST'] });
+  // No server-to-client stream is offered (the SDK client takes 405 on GET as that), and a session
+  // cannot be ended: it is an id the fleet can check, not a state it keeps. A session id that is not
+  // the caller's is still 404 here, as on POST, so a client learns to initialize again.
+  const postOnly = async (ctx: GatewayContext) => {
+    const claimed = ctx.get(SESSION_HEADER);
+    if (claimed && ctx.state.caller.kind === 'key' && !(await sessionIds.holds(claimed, holderOf(ctx.state.caller)))) {
+      throw new AppError('NOT_FOUND', 'No such MCP session: initialize again.');
+    }
+    throw new AppError('METHOD_NOT_ALLOWED', 'Send JSON-RPC messages with POST; this MCP server offers no stream and keeps no session to end.', {}, { allowedMethods: ['POST'] });
   };
   router.get(mcpPath, postOnly);
   router.delete(mcpPath, postOnly);

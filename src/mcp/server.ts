@@ -1,5 +1,5 @@
 import {
-  McpServer, createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo,
+  McpServer, createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo,
 } from '@modelcontextprotocol/server';
 import type { KeyService } from '../services/keys/service.ts';
 import type { UserRecord } from '../services/accounts.ts';
@@ -12,7 +12,8 @@ import { forwardTool, textResult, toolError, type ForwardContext, type Forwarded
 
 // The only module that knows the SDK's server. One McpServer per HTTP request, for either revision:
 // the caller is fixed for the whole server, so every tool acts as the key's owner without reading
-// anything from an MCP session (there is none).
+// anything from an MCP session. A 2025-era client is handed a session id all the same, as clients of
+// that revision expect one: an id any instance can check, that holds no state (services/mcp-session-ids.ts).
 
 export { BUILT_IN_TOOLS } from './tool-names.ts';
 
@@ -93,8 +94,11 @@ export function buildMcpServer(sx: ServerContext): McpServer {
   return server;
 }
 
-/** What one request to /api/mcp hands the SDK: the web Request, its parsed body and the caller's context. */
-export interface McpExchange { request: Request; parsedBody: unknown; sx: ServerContext }
+/** The session ids of this caller: a new one, or whether one the client sent is theirs. */
+export interface CallerSessionIds { issue(): Promise<string>; holds(id: string): Promise<boolean> }
+
+/** What one request to /api/mcp hands the SDK: the web Request, its parsed body, the caller's context and session ids. */
+export interface McpExchange { request: Request; parsedBody: unknown; sx: ServerContext; sessionIds: CallerSessionIds }
 
 const fromAuth = (authInfo: AuthInfo | undefined): ServerContext => {
   const sx = authInfo && contexts.get(authInfo);
@@ -106,11 +110,28 @@ const fromAuth = (authInfo: AuthInfo | undefined): ServerContext => {
 // and answers their errors with the request's id. 2025-era messages are not its business here.
 const modern = createMcpHandler(({ authInfo }) => buildMcpServer(fromAuth(authInfo)), { legacy: 'reject' });
 
-// The 2025-era leg: stateless Streamable HTTP answered as one JSON body, as before; the SDK's own
-// fallback would answer an event stream instead.
-async function legacy({ request, parsedBody, sx }: McpExchange): Promise<Response> {
+const requestId = (body: unknown) => {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
+// The 2025-era leg: Streamable HTTP answered as one JSON body; the SDK's own fallback would answer
+// an event stream instead. An initialize gets a session id (the SDK puts it in Mcp-Session-Id); a
+// later message that brings one is served only if it is this caller's, else 404 tells the client
+// to initialize again, as the transport says. A message without one is served as before.
+async function legacy({ request, parsedBody, sx, sessionIds }: McpExchange): Promise<Response> {
+  let sessionId: string | undefined;
+  if (isInitializeRequest(parsedBody)) sessionId = await sessionIds.issue();
+  else {
+    const claimed = request.headers.get('mcp-session-id');
+    if (claimed !== null && !(await sessionIds.holds(claimed))) {
+      return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found: initialize again.' }, id: requestId(parsedBody) }, { status: 404 });
+    }
+  }
   const server = buildMcpServer(sx);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // With a generator the transport would want every later message to carry the id it made itself;
+  // only the initialize is answered by one, and only to name the id.
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: sessionId === undefined ? undefined : () => sessionId, enableJsonResponse: true });
   await server.connect(transport);
   try {
     return await transport.handleRequest(request, { parsedBody });

@@ -1,8 +1,8 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Pool } from '../store/db.ts';
 import { ensureSecrets } from '../store/oauth.ts';
+import { candidateSharedSecrets } from '../services/shared-secrets.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
 import { mintToken } from './token-format.ts';
@@ -52,18 +52,13 @@ export interface ProviderDeps {
   clientMetadataCa?: string;
 }
 
-function candidateSecrets() {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { cookie_key: randomBytes(32).toString('base64url'), jwk: { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' } };
-}
-
 export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, renderError, clientMetadata, clientMetadataCa }: ProviderDeps): Promise<OAuthRuntime> {
   // Loaded only when a server starts OAuth: the CLI's commands never need it, and the library
   // writes a notice to stderr when loaded on Node 20, which would break their one-line errors.
   const { default: ProviderClass, errors } = await import('oidc-provider');
   const resource = `${issuer}${mcpPath}`;
   // Shared by every instance: an authorization begun on one may be resumed on another.
-  const secrets = await ensureSecrets(pool, candidateSecrets());
+  const secrets = await ensureSecrets(pool, candidateSharedSecrets());
 
   const configuration: Configuration = {
     adapter: createAdapterClass(pool, { onGrantDestroyed: (id) => grants.grantDestroyed(id), alreadyUsed: (what) => new errors.InvalidGrant(what) }),

@@ -96,6 +96,11 @@ export async function sweepOAuth(db: Queryable, now: Date): Promise<{ expired: n
 
 export interface OAuthSecretsRow { cookie_key: string; jwk: Record<string, unknown> }
 
+export async function findSecrets(db: Queryable): Promise<OAuthSecretsRow | null> {
+  const { rows } = await db.query<OAuthSecretsRow>('SELECT cookie_key, jwk FROM oauth_secrets WHERE id = 1');
+  return rows[0] ?? null;
+}
+
 /** The first instance to start writes its candidate; every instance then reads the one that won. */
 export async function ensureSecrets(db: Queryable, candidate: OAuthSecretsRow): Promise<OAuthSecretsRow> {
   await db.query('INSERT INTO oauth_secrets (id, cookie_key, jwk) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING', [candidate.cookie_key, JSON.stringify(candidate.jwk)]);

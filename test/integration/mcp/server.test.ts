@@ -156,7 +156,7 @@ describe('MCP server: a key with MCP access', () => {
   });
 
   describe('HTTP around the endpoint', () => {
-    it('GET and DELETE /api/mcp answer 405 with Allow: POST (stateless: no stream, no session)', async () => {
+    it('GET and DELETE /api/mcp answer 405 with Allow: POST (no stream offered, no session kept to end)', async () => {
       const keyed = new Client(gw.url).withKey(key);
       for (const method of ['GET', 'DELETE']) {
         const res = await keyed.request(method, '/api/mcp', undefined, { accept: 'text/event-stream' });

@@ -7,7 +7,7 @@ import { mcpRoutes, type McpDeps } from '../../../src/mcp/routes.ts';
 
 const build = (tools?: unknown[]) => () => {
   const config = loadConfig({ env: {}, overrides: tools ? { mcpServer: { tools } } : {} });
-  return mcpRoutes({ config, keys: null as unknown as McpDeps['keys'], policy: null as unknown as McpDeps['policy'], upstream: null });
+  return mcpRoutes({ config, keys: null as unknown as McpDeps['keys'], policy: null as unknown as McpDeps['policy'], upstream: null, sessionIds: null as unknown as McpDeps['sessionIds'] });
 };
 
 describe('MCP server: configured tools are checked at start', () => {
