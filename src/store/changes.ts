@@ -1,8 +1,10 @@
 import type { Queryable } from './db.ts';
-import type { Signal } from './notify.ts';
 
 // The change record (changes): one row per signal, written in the transaction that makes the
 // change, numbered in the order the rows were inserted. Plain rows out.
+
+/** What changed, as signalled to every instance: the policy, one key, or every key of one user. */
+export type Signal = { type: 'policy' } | { type: 'key'; id: string } | { type: 'user'; id: string };
 
 export interface ChangeRow { id: number; signal: Signal }
 

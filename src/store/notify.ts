@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Queryable } from './db.ts';
-import { recordChange } from './changes.ts';
+import { recordChange, type Signal } from './changes.ts';
 
 // Cross-instance signals over PostgreSQL LISTEN/NOTIFY: a policy reload, a key or user that must
 // stop working. A NOTIFY sent inside a transaction is delivered only if it commits, and so is the
@@ -8,7 +8,7 @@ import { recordChange } from './changes.ts';
 
 export const CHANNEL = 'keygate_events';
 
-export type Signal = { type: 'policy' } | { type: 'key'; id: string } | { type: 'user'; id: string };
+export type { Signal };
 
 /** Records the signal and notifies it with its number; `db` is the transaction making the change. */
 export async function signal(db: Queryable, s: Signal): Promise<void> {
