@@ -24,6 +24,7 @@ import { createUsageService } from './services/usage.ts';
 import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota-blocks.ts';
 import { createQuotaSpender, type LeaseOptions, type QuotaSpender } from './services/quota-lease.ts';
 import { listen, type Signal } from './store/notify.ts';
+import { createChangeFollower } from './services/changes.ts';
 import { outageWatchOf } from './store/outage.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 import { callerSlots } from './http/proxy/concurrency.ts';
@@ -139,19 +140,31 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const policyService = createPolicyService({ pool, files: { model: config.policy.model, file: config.policy.file, scopes: config.policy.scopes }, logger, observer });
   const heartbeat = createHeartbeat({ pool, clock, loaded: () => policyService.loaded, onTick: observer.flush, intervalMs: opts.heartbeatMs, logger });
   policyMetrics(registry, () => policyService.loaded.version, observer);
-  const onSignal = (s: Signal) => {
+  const changes = createChangeFollower({ pool, forget: verifier.forget });
+  const onSignal = (s: Signal, change: number | null) => {
+    changes.heard(change);
     if (s.type === 'policy') void policyService.reload();
     else verifier.forget(s);
     logger.debug({ signal: s.type }, 'signal heard');
   };
-  // Listen before reading the stored policy, so an apply in between is heard; signals sent while
-  // the listener was away later are lost, so a reconnect starts over from the database.
-  // LISTEN needs a session of its own: through a transaction pooler it would never hear a thing.
-  const listener = await listen(directUrl, onSignal, () => {
-    logger.warn('signal channel reconnected: dropped cached keys and re-reading the policy');
+  // Signals sent while the listener was away are lost: a reconnect reads what it missed from the
+  // change record, and starts over from the database only when the record cannot say.
+  const onReconnect = async ({ unheardMs }: { unheardMs: number }) => {
+    const caught = await changes.catchUp(unheardMs);
+    if (caught.status === 'caught-up') {
+      logger.warn({ changes: caught.changes, afterChange: caught.afterChange, unheardMs }, `signal channel reconnected: caught up on ${caught.changes} recorded changes`);
+      // The version is compared even when no policy change was recorded meanwhile; a cheap read.
+      void (caught.policy ? policyService.reload() : policyService.check());
+      return;
+    }
+    logger.warn({ reason: caught.reason, unheardMs }, `signal channel reconnected, but what was missed cannot be read (${caught.reason}): dropped cached keys and re-reading the policy`);
     verifier.forgetAll();
     void policyService.reload();
-  }, opts.signalCheck);
+  };
+  // Listen before reading the stored policy and the last change, so a change in between is heard.
+  // LISTEN needs a session of its own: through a transaction pooler it would never hear a thing.
+  const listener = await listen(directUrl, onSignal, (r) => void onReconnect(r), opts.signalCheck);
+  await changes.start();
   await policyService.bootstrap();
   const policy = policyService.holder;
   heartbeat.start();
@@ -180,6 +193,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       if (swept.expired || swept.unusedClients || swept.endedGrants) logger.debug(swept, 'OAuth store swept');
     } catch (err) {
       logger.warn({ err }, 'the OAuth store could not be swept; tried again within the hour');
+    }
+    // The change record is kept a day, for an instance whose signal channel was away to catch up.
+    try {
+      const pruned = await changes.prune();
+      if (pruned) logger.debug({ pruned }, 'change record pruned');
+    } catch (err) {
+      logger.warn({ err }, 'the change record could not be pruned; tried again within the hour');
     }
   });
   closeHooks.add('oauth-sweep', async () => stopOAuthSweep());

@@ -118,14 +118,17 @@ describe('policy service', () => {
     });
 
     // Notifications arrive in commit order: once a marker sent afterwards is heard, so is every earlier one.
-    const signalsSoFar = async (): Promise<string[]> => {
+    // Each signal carries the number of its row in the change record (CONTRACT 23), recorded with it.
+    const signalsSoFar = async (): Promise<{ type: string; recorded: boolean }[]> => {
       const marker = JSON.stringify({ type: 'marker', n: heard.length });
       await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, marker]);
       for (let i = 0; i < 500 && !heard.includes(marker); i++) await new Promise((ok) => setTimeout(ok, 10));
       expect(heard, 'the marker arrives').to.include(marker);
-      const out = heard.filter((h) => !h.includes('"marker"'));
+      const out = heard.filter((h) => !h.includes('"marker"')).map((h) => JSON.parse(h) as { type: string; change: number });
       heard = [];
-      return out;
+      return Promise.all(out.map(async ({ type, change }) => ({
+        type, recorded: (await pool.query('SELECT 1 FROM changes WHERE id = $1 AND kind = $2', [change, type])).rowCount === 1,
+      })));
     };
 
     it('when the stored lines are replaced alone, no instance is told; an apply tells them once; an apply of what is live tells nobody', async () => {
@@ -133,14 +136,14 @@ describe('policy service', () => {
       await withTransaction(pool, (tx) => replaceRules(tx, []));
       expect(await signalsSoFar()).to.deep.equal([]);
       expect((await applyPolicy(pool, texts, { by: 'test', message: '' })).status).to.equal('applied');
-      expect(await signalsSoFar()).to.deep.equal([JSON.stringify({ type: 'policy' })]);
+      expect(await signalsSoFar()).to.deep.equal([{ type: 'policy', recorded: true }]);
       expect((await applyPolicy(pool, texts, { by: 'test', message: '' })).status).to.equal('already-live');
       expect(await signalsSoFar()).to.deep.equal([]);
     });
 
     it('when the first start seeds an empty store, the instances are told', async () => {
       await createPolicyService({ pool, files: { model: MODEL, file: VARIANT_A } }).bootstrap();
-      expect(await signalsSoFar()).to.deep.equal([JSON.stringify({ type: 'policy' })]);
+      expect(await signalsSoFar()).to.deep.equal([{ type: 'policy', recorded: true }]);
     });
   });
 });

@@ -1,0 +1,73 @@
+import type { Pool } from '../store/db.ts';
+import { findLatestChangeId, findOldestChangeId, listChangesSince, pruneChanges } from '../store/changes.ts';
+import type { Forget } from './invalidation.ts';
+
+// What an instance missed while its signal channel was away, read back from the change record
+// instead of emptying its caches: emptied, every cached key's next request would go to the
+// database at the same moment, on every instance that lost the channel together.
+
+/**
+ * How far before the channel was lost the catch-up re-reads, whatever the numbers. A change is
+ * numbered when its transaction records it but heard when it commits, so a lower number can
+ * commit after a higher one was heard; a transaction open this long at the loss is covered.
+ * Forgetting a key twice costs one lookup, missing a revocation does not, so it errs wide.
+ */
+export const CATCH_UP_MARGIN_MS = 60_000;
+/** How long the record keeps a change: a channel away longer than this falls back to forgetting all. */
+export const CHANGES_KEPT_MS = 24 * 60 * 60 * 1000;
+
+export type CatchUp =
+  | { status: 'caught-up'; changes: number; afterChange: number; policy: boolean }
+  | { status: 'cannot-reach-back'; reason: string };
+
+export interface ChangeFollower {
+  /** Notes the highest change recorded so far; run once the channel listens. */
+  start(): Promise<void>;
+  /** A signal heard on the channel, with its number (null from a sender that recorded none). */
+  heard(change: number | null): void;
+  /**
+   * Forgets each key and user changed since the last change heard (and within the margin before
+   * the channel last proved itself, `unheardMs` ago); says whether the policy changed. When the
+   * record cannot say what was missed, forgets nothing and says why: the caller starts over.
+   */
+  catchUp(unheardMs: number): Promise<CatchUp>;
+  /** Drops changes older than the record keeps; the hourly sweep runs it. */
+  prune(): Promise<number>;
+}
+
+export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_MS }: { pool: Pool; forget: Forget; marginMs?: number }): ChangeFollower {
+  let lastHeard: number | null = null;
+  const note = (id: number) => {
+    if (lastHeard === null || id > lastHeard) lastHeard = id;
+  };
+
+  return {
+    async start() {
+      note(await findLatestChangeId(pool));
+    },
+    heard(change) {
+      if (change !== null) note(change);
+    },
+    async catchUp(unheardMs) {
+      const from = lastHeard;
+      if (from === null) return { status: 'cannot-reach-back', reason: 'the last change heard was never read' };
+      try {
+        const oldest = await findOldestChangeId(pool);
+        // Numbers are consecutive but for rolled-back changes; a gap here may be one, and is then
+        // taken for a prune, which costs a start-over and never a missed change.
+        if (oldest !== null && oldest > from + 1) return { status: 'cannot-reach-back', reason: `changes after #${from} were pruned (the oldest kept is #${oldest})` };
+        const rows = await listChangesSince(pool, from, unheardMs + marginMs);
+        let policy = false;
+        for (const { id, signal } of rows) {
+          note(id);
+          if (signal.type === 'policy') policy = true;
+          else forget(signal);
+        }
+        return { status: 'caught-up', changes: rows.length, afterChange: from, policy };
+      } catch (err) {
+        return { status: 'cannot-reach-back', reason: `the change record could not be read: ${err instanceof Error ? err.message : String(err)}` };
+      }
+    },
+    prune: () => pruneChanges(pool, CHANGES_KEPT_MS),
+  };
+}
