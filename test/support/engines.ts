@@ -135,13 +135,38 @@ export interface SentinelSet {
   stop(): Promise<void>;
 }
 
-/** One master, one replica, one sentinel that fails over a second after the master stops answering. */
-export async function startSentinelSet(name = 'keygate'): Promise<SentinelSet> {
-  const dir = tempDir('kg-sentinel-');
-  const [masterPort, replicaPort, sentinelPort] = [await freePort(), await freePort(), await freePort()];
+/** A master and its replica on free ports, both started; `inSync` resolves once the replica has caught up. */
+async function masterAndReplica(dir: string) {
+  const [masterPort, replicaPort] = [await freePort(), await freePort()];
   const base = (p: number) => ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
   const master = new Proc(masterPort, () => base(masterPort));
   const replica = new Proc(replicaPort, () => [...base(replicaPort), '--replicaof', '127.0.0.1', String(masterPort)]);
+  master.start();
+  replica.start();
+  const inSync = () => until('replica in sync', () => redisAnswers(replicaPort, async (r) => String(await r.info('replication')).includes('master_link_status:up')), 15_000);
+  return { masterPort, replicaPort, master, replica, inSync };
+}
+
+export interface ReplicatedRedis { url: string; masterPort: number; replicaPort: number; stop(): Promise<void> }
+
+/** One master with one replica in sync, no Sentinel: what `redis.waitReplicas` waits for, at its simplest. */
+export async function startReplicatedRedis(): Promise<ReplicatedRedis> {
+  const { masterPort, replicaPort, master, replica, inSync } = await masterAndReplica(tempDir('kg-replicated-'));
+  const stop = async () => void (await Promise.all([master.kill(), replica.kill()]));
+  try {
+    await inSync();
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { url: `redis://127.0.0.1:${masterPort}`, masterPort, replicaPort, stop };
+}
+
+/** One master, one replica, one sentinel that fails over a second after the master stops answering. */
+export async function startSentinelSet(name = 'keygate'): Promise<SentinelSet> {
+  const dir = tempDir('kg-sentinel-');
+  const { masterPort, replicaPort, master, replica, inSync } = await masterAndReplica(dir);
+  const sentinelPort = await freePort();
   const conf = join(dir, 'sentinel.conf');
   writeFileSync(conf, [
     `port ${sentinelPort}`, 'bind 127.0.0.1', `dir ${dir}`,
@@ -152,7 +177,7 @@ export async function startSentinelSet(name = 'keygate'): Promise<SentinelSet> {
   ].join('\n'));
   const sentinel = new Proc(sentinelPort, () => [conf, '--sentinel']);
   const procs = [master, replica, sentinel];
-  procs.forEach((p) => p.start());
+  sentinel.start();
   const stop = async () => void (await Promise.all(procs.map((p) => p.kill())));
   const currentMaster = async () => {
     const r = new Redis({ port: sentinelPort, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -165,7 +190,7 @@ export async function startSentinelSet(name = 'keygate'): Promise<SentinelSet> {
     }
   };
   try {
-    await until('replica in sync', () => redisAnswers(replicaPort, async (r) => String(await r.info('replication')).includes('master_link_status:up')), 15_000);
+    await inSync();
     await until('sentinel sees the replica', () => redisAnswers(sentinelPort, async (r) => {
       const replicas = (await r.call('SENTINEL', 'replicas', name)) as unknown[];
       return replicas.length === 1;
