@@ -92,7 +92,9 @@ export class StoreUnavailableError extends AppError {
     readonly store: string,
     cause?: unknown,
   ) {
-    super('SERVICE_UNAVAILABLE', `The ${store} is unavailable; try again shortly.`);
+    // A store comes back by itself (a restart, a failover, a cluster that covers its slots again),
+    // mostly within seconds: a client that honours Retry-After waits that long instead of at once.
+    super('SERVICE_UNAVAILABLE', `The ${store} is unavailable; try again shortly.`, {}, { retryAfterSeconds: 1 });
     if (cause !== undefined) this.cause = cause;
   }
 }

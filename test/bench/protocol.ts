@@ -13,6 +13,8 @@ export interface ServerOptions {
   upstream?: string;
   /** keygate: counters in PostgreSQL (no REDIS_URL), so a run's many counters go with its database. */
   postgresCounters?: boolean;
+  /** keygate: `redis.waitReplicas` (WAIT after each counter write); keygate's default when absent. */
+  waitReplicas?: number;
 }
 
 export interface ServerStats {

@@ -4,13 +4,13 @@
 // (DATABASE_URL) and Redis (REDIS_URL): (a) bare Koa, (b) keygate answering a key request itself,
 // (c) keygate forwarding a key request to (a), (d) a plain proxy forwarding to (a). Then a policy
 // decision, and a key lookup among a million stored keys. See test/bench/README.md.
-import { readFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, signUp } from '../support/http.ts';
 import { startServer, type ServerProcess } from './children.ts';
 import { checkServices, createBenchDatabase, deleteRedisCounters } from './database.ts';
+import { cpuBusy, loadLine } from './machine.ts';
 import { hangUps, load, type LoadResult, type LoadTarget } from './load.ts';
 import { benchLookup, type LookupBenchResult } from './lookup.ts';
 import { benchPolicy, benchPolicy64Scopes } from './policy.ts';
@@ -58,26 +58,6 @@ const FLOOD_KEYS = 20_000;
 if (args.only !== undefined && args.only !== 'policy') throw new Error(`--only: expected policy, got ${args.only}`);
 
 const log = (line: string) => console.log(line);
-const loadLine = () => loadavg().map((n) => n.toFixed(2)).join(' ');
-
-/** Share of all cores busy over `ms`, from /proc/stat; null where there is none. */
-async function cpuBusy(ms = 2000): Promise<number | null> {
-  const sample = async () => {
-    const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
-    const f = line.trim().split(/\s+/).slice(1).map(Number);
-    const idle = (f[3] ?? 0) + (f[4] ?? 0);
-    return { idle, total: f.reduce((a, b) => a + b, 0) };
-  };
-  try {
-    const a = await sample();
-    await new Promise((r) => setTimeout(r, ms));
-    const b = await sample();
-    return b.total > a.total ? 1 - (b.idle - a.idle) / (b.total - a.total) : null;
-  } catch {
-    return null;
-  }
-}
-
 // Everything started is stopped, and the database dropped, whatever happens: last in, first out.
 const cleanups: { what: string; fn: () => Promise<unknown> }[] = [];
 let cleaning: Promise<void> | null = null;

@@ -119,6 +119,7 @@ async function startKeygate(opts: ServerOptions): Promise<{ url: string; close()
       // The bench's one key drives every connection; the per-caller bound on forwards in flight
       // (default 32, CONTRACT 17) would answer 429 to connections past it.
       upstream: { url: opts.upstream ?? null, maxConcurrentPerCaller: 1024 },
+      ...(opts.waitReplicas !== undefined ? { redis: { waitReplicas: opts.waitReplicas } } : {}),
     },
   });
   const gateway = await startGateway(config);

@@ -52,30 +52,74 @@ async function redisAnswers(port: number, check: (r: Redis) => Promise<boolean> 
   }
 }
 
-export interface RedisCluster { nodes: string; ports: number[]; kill(port: number): Promise<void>; stop(): Promise<void> }
+export interface RedisCluster {
+  nodes: string;
+  ports: number[];
+  kill(port: number): Promise<void>;
+  /** Starts a killed master again on its old port, empty (no persistence), with its old node id and slots. */
+  restart(port: number): Promise<void>;
+  /** `cluster-require-full-coverage` on every node that is running, changed live (CONFIG SET). */
+  setRequireFullCoverage(on: boolean): Promise<void>;
+  /** `cluster_state` (`ok` or `fail`) as the node on `port` sees it. */
+  state(port: number): Promise<string>;
+  stop(): Promise<void>;
+}
 
-/** Three masters, no replicas, every slot covered. */
-export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+export interface RedisClusterOptions {
+  masters?: number;
+  /**
+   * `cluster-require-full-coverage`. Off unless asked, as docs/scale-out.md sets it: a master down
+   * then costs only its own slots. On (Redis's default), a cluster missing any slot refuses every key.
+   */
+  requireFullCoverage?: boolean;
+}
+
+async function clusterInfo(port: number, field: string): Promise<string> {
+  let value = '';
+  await redisAnswers(port, async (r) => {
+    value = new RegExp(`^${field}:(\\S+)`, 'm').exec(String(await r.call('CLUSTER', 'INFO')))?.[1] ?? '';
+    return true;
+  });
+  return value;
+}
+
+/** Masters without replicas (three unless asked), every slot covered. */
+export async function startRedisCluster({ masters = 3, requireFullCoverage = false }: RedisClusterOptions = {}): Promise<RedisCluster> {
   const dir = tempDir('kg-cluster-');
   const ports = await Promise.all(Array.from({ length: masters }, () => freePort()));
   const procs = ports.map((p) => new Proc(p, () => ['--port', String(p), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
     '--cluster-config-file', join(dir, `nodes-${p}.conf`), '--cluster-node-timeout', '3000',
-    // As docs/scale-out.md sets it: a master down costs only its own slots, not the whole cluster.
-    '--cluster-require-full-coverage', 'no', '--save', '', '--appendonly', 'no', '--dir', dir]));
+    '--cluster-require-full-coverage', requireFullCoverage ? 'yes' : 'no', '--save', '', '--appendonly', 'no', '--dir', dir]));
   procs.forEach((p) => p.start());
   const stop = async () => void (await Promise.all(procs.map((p) => p.kill())));
+  const state = (port: number) => clusterInfo(port, 'cluster_state');
   try {
     for (const p of ports) await until(`cluster node ${p}`, () => redisAnswers(p), 10_000);
     const made = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
     if (made.status !== 0) throw new Error(`redis-cli --cluster create failed: ${made.stdout}${made.stderr}`);
-    for (const p of ports) {
-      await until(`cluster state ok on ${p}`, () => redisAnswers(p, async (r) => String(await r.call('CLUSTER', 'INFO')).includes('cluster_state:ok')), 10_000);
-    }
+    for (const p of ports) await until(`cluster state ok on ${p}`, async () => (await state(p)) === 'ok', 10_000);
   } catch (e) {
     await stop();
     throw e;
   }
-  return { ports, nodes: ports.map((p) => `127.0.0.1:${p}`).join(','), kill: (port) => procs.find((p) => p.port === port)!.kill(), stop };
+  const proc = (port: number) => procs.find((p) => p.port === port)!;
+  return {
+    ports,
+    nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    kill: (port) => proc(port).kill(),
+    async restart(port) {
+      proc(port).start();
+      await until(`cluster node ${port} answers again`, () => redisAnswers(port), 10_000);
+    },
+    async setRequireFullCoverage(on) {
+      for (const p of procs.filter((p) => p.child)) {
+        const set = await redisAnswers(p.port, async (r) => (await r.call('CONFIG', 'SET', 'cluster-require-full-coverage', on ? 'yes' : 'no')) === 'OK');
+        if (!set) throw new Error(`CONFIG SET cluster-require-full-coverage refused on ${p.port}`);
+      }
+    },
+    state,
+    stop,
+  };
 }
 
 export interface SentinelSet {
@@ -91,13 +135,38 @@ export interface SentinelSet {
   stop(): Promise<void>;
 }
 
-/** One master, one replica, one sentinel that fails over a second after the master stops answering. */
-export async function startSentinelSet(name = 'keygate'): Promise<SentinelSet> {
-  const dir = tempDir('kg-sentinel-');
-  const [masterPort, replicaPort, sentinelPort] = [await freePort(), await freePort(), await freePort()];
+/** A master and its replica on free ports, both started; `inSync` resolves once the replica has caught up. */
+async function masterAndReplica(dir: string) {
+  const [masterPort, replicaPort] = [await freePort(), await freePort()];
   const base = (p: number) => ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
   const master = new Proc(masterPort, () => base(masterPort));
   const replica = new Proc(replicaPort, () => [...base(replicaPort), '--replicaof', '127.0.0.1', String(masterPort)]);
+  master.start();
+  replica.start();
+  const inSync = () => until('replica in sync', () => redisAnswers(replicaPort, async (r) => String(await r.info('replication')).includes('master_link_status:up')), 15_000);
+  return { masterPort, replicaPort, master, replica, inSync };
+}
+
+export interface ReplicatedRedis { url: string; masterPort: number; replicaPort: number; stop(): Promise<void> }
+
+/** One master with one replica in sync, no Sentinel: what `redis.waitReplicas` waits for, at its simplest. */
+export async function startReplicatedRedis(): Promise<ReplicatedRedis> {
+  const { masterPort, replicaPort, master, replica, inSync } = await masterAndReplica(tempDir('kg-replicated-'));
+  const stop = async () => void (await Promise.all([master.kill(), replica.kill()]));
+  try {
+    await inSync();
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { url: `redis://127.0.0.1:${masterPort}`, masterPort, replicaPort, stop };
+}
+
+/** One master, one replica, one sentinel that fails over a second after the master stops answering. */
+export async function startSentinelSet(name = 'keygate'): Promise<SentinelSet> {
+  const dir = tempDir('kg-sentinel-');
+  const { masterPort, replicaPort, master, replica, inSync } = await masterAndReplica(dir);
+  const sentinelPort = await freePort();
   const conf = join(dir, 'sentinel.conf');
   writeFileSync(conf, [
     `port ${sentinelPort}`, 'bind 127.0.0.1', `dir ${dir}`,
@@ -108,7 +177,7 @@ export async function startSentinelSet(name = 'keygate'): Promise<SentinelSet> {
   ].join('\n'));
   const sentinel = new Proc(sentinelPort, () => [conf, '--sentinel']);
   const procs = [master, replica, sentinel];
-  procs.forEach((p) => p.start());
+  sentinel.start();
   const stop = async () => void (await Promise.all(procs.map((p) => p.kill())));
   const currentMaster = async () => {
     const r = new Redis({ port: sentinelPort, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -121,7 +190,7 @@ export async function startSentinelSet(name = 'keygate'): Promise<SentinelSet> {
     }
   };
   try {
-    await until('replica in sync', () => redisAnswers(replicaPort, async (r) => String(await r.info('replication')).includes('master_link_status:up')), 15_000);
+    await inSync();
     await until('sentinel sees the replica', () => redisAnswers(sentinelPort, async (r) => {
       const replicas = (await r.call('SENTINEL', 'replicas', name)) as unknown[];
       return replicas.length === 1;

@@ -34,7 +34,7 @@ export function clusterPair(opts: Pick<TestGatewayOptions, 'config' | 'clock'>, 
       this.test!.parent!.title += ' (skipped: redis-server or redis-cli not installed)';
       this.skip();
     }
-    const cluster = await startRedisCluster(3);
+    const cluster = await startRedisCluster();
     p.cluster = cluster;
     const database = await createTestDatabase();
     p.database = database;

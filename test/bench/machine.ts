@@ -1,0 +1,25 @@
+import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+
+// How busy the machine is before a measurement: anything else running skews every figure on a
+// small machine, so a bench says so up front.
+
+export const loadLine = (): string => loadavg().map((n) => n.toFixed(2)).join(' ');
+
+/** Share of all cores busy over `ms`, from /proc/stat; null where there is none. */
+export async function cpuBusy(ms = 2000): Promise<number | null> {
+  const sample = async () => {
+    const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (f[3] ?? 0) + (f[4] ?? 0);
+    return { idle, total: f.reduce((a, b) => a + b, 0) };
+  };
+  try {
+    const a = await sample();
+    await new Promise((r) => setTimeout(r, ms));
+    const b = await sample();
+    return b.total > a.total ? 1 - (b.idle - a.idle) / (b.total - a.total) : null;
+  } catch {
+    return null;
+  }
+}
