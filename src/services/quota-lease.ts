@@ -3,7 +3,7 @@ import type { Clock } from './clock.ts';
 import type { CounterStore } from '../store/counters.ts';
 import { utcDayStart } from '../store/counters.ts';
 import { randomUUID } from 'node:crypto';
-import { evaluateQuota, quotaCounterName, spendQuota, spendWithWindows, type QuotaOutcome } from './quota.ts';
+import { evaluateQuota, groupedWindowSpender, quotaCounterName, spendQuota, type QuotaOutcome } from './quota.ts';
 import type { RateLimitRule } from '../config.ts';
 
 // While a key has more than `floor` requests left in the window, this instance spends
@@ -14,7 +14,7 @@ import type { RateLimitRule } from '../config.ts';
 // quiet spell of a block's lifetime) is counted one by one; only a key that comes back leases.
 
 export interface QuotaSpender {
-  /** `windows`: the key's short windows; a key with any is counted one by one (see spendWithWindows). */
+  /** `windows`: the key's short windows; a key with any is never leased (see groupedWindowSpender). */
   spend(keyId: string, limit: number, now: Date, windows?: RateLimitRule[]): Promise<QuotaOutcome>;
   /** Hands back the unspent part of every block older than its lifetime. */
   sweep(): Promise<void>;
@@ -61,17 +61,21 @@ interface Holding {
 }
 
 /** Counts one by one: the shape a gateway without a block store uses. */
-export const oneByOne = (counters: CounterStore): QuotaSpender => ({
-  spend: (keyId, limit, now, windows = []) =>
-    (windows.length ? spendWithWindows(counters, keyId, limit, windows, now) : spendQuota(counters, keyId, limit, now)),
-  sweep: async () => {},
-  close: async () => {},
-});
+export const oneByOne = (counters: CounterStore): QuotaSpender => {
+  const withWindows = groupedWindowSpender(counters);
+  return {
+    spend: (keyId, limit, now, windows = []) =>
+      (windows.length ? withWindows(keyId, limit, windows, now) : spendQuota(counters, keyId, limit, now)),
+    sweep: async () => {},
+    close: async () => {},
+  };
+};
 
 export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
   const { counters, blocks, clock } = opts;
   if (!blocks) return oneByOne(counters);
   const store = blocks;
+  const withWindows = groupedWindowSpender(counters);
   const floor = opts.floor ?? 1000;
   const blockSize = opts.blockSize ?? 200;
   const blockTtlMs = opts.blockTtlMs ?? 4000;
@@ -124,10 +128,11 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
 
   async function spend(keyId: string, limit: number, now: Date, windows: RateLimitRule[] = []): Promise<QuotaOutcome> {
     // A key with short windows is never leased. Its windows must be exact across the fleet, so
-    // every request asks the counter store anyway; the same atomic call counts its day, exactly,
-    // at no extra cost. Leasing the day as well would not save that round trip, and would let a
-    // request pass the day's block while a window refuses it (spending from one and not the other).
-    if (windows.length) return spendWithWindows(counters, keyId, limit, windows, now);
+    // every request asks the counter store anyway (its requests arriving together in one call);
+    // the same atomic call counts its day, exactly, at no extra cost. Leasing the day as well would
+    // not save that call, and would let a request pass the day's block while a window refuses it
+    // (spending from one and not the other).
+    if (windows.length) return withWindows(keyId, limit, windows, now);
     if (limit <= floor) return spendQuota(counters, keyId, limit, now);
     // One by one for a key that may lease: the same call returns expired blocks' records first.
     const single = async () =>

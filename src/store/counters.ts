@@ -17,11 +17,13 @@ export interface CounterStore {
   /** Forgets a window's count at once (a sign-in that succeeded clears its e-mail's failures). */
   reset(name: string, windowStart: Date): Promise<void>;
   /**
-   * Adds one to every counter of `all`, or to none when any of them has reached its limit: one
-   * atomic call. The counters are one caller's (a key's day and its windows); the first names the
-   * group (on Redis the others are hash-tagged with its key, so a Cluster keeps them in one slot).
+   * Counts `count` requests of one caller in every counter of `all` (a key's day and its windows),
+   * as many of them as fit under every limit, in one atomic call: the first `granted` requests are
+   * counted everywhere and the rest nowhere, so a refused request spends nothing. The first counter
+   * names the group (on Redis the others are hash-tagged with its key, so a Cluster keeps them in
+   * one slot).
    */
-  spendAll(all: LimitedCounter[]): Promise<SpendAllResult>;
+  spendAll(all: LimitedCounter[], count: number): Promise<SpendAllResult>;
   /** Current values, 0 where nothing was counted. */
   read(names: string[], windowStart: Date): Promise<number[]>;
   ping(): Promise<void>;
@@ -30,8 +32,8 @@ export interface CounterStore {
 
 export interface LimitedCounter { name: string; windowStart: Date; limit: number; ttlSeconds: number }
 export interface SpendAllResult {
-  /** Index in `all` of the first counter that had reached its limit (nothing was counted); -1 when counted. */
-  refusedBy: number;
+  /** How many of the requests were counted: from 0 (none fitted) to `count`. */
+  granted: number;
   /** Each counter's value after the call. */
   values: number[];
 }
@@ -51,23 +53,25 @@ const INCREMENT_WINDOW = `local v = redis.call('INCR', KEYS[1])
 if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return v`;
 
-// All or nothing across one caller's counters: every limit is read first, and only when none is
-// reached is each incremented (its expiry set by the increment that opens it). ARGV holds a limit
-// and a lifetime per key. Answers the refusing key's 1-based index (0: counted), then the values.
-const SPEND_ALL = `local refused = 0
+// As many of ARGV[1] requests as fit under every limit, counted in every counter at once: each
+// counter's room is read first, the smallest (never below 0) is the grant, and only then is each
+// incremented by it (its expiry set by the increment that opens it). After the count, ARGV holds a
+// limit and a lifetime per key. Answers the grant, then the values after it.
+const SPEND_ALL = `local n = tonumber(ARGV[1])
 local vals = {}
 for i = 1, #KEYS do
   local v = tonumber(redis.call('GET', KEYS[i]) or '0')
   vals[i] = v
-  if refused == 0 and v >= tonumber(ARGV[2 * i - 1]) then refused = i end
+  local room = tonumber(ARGV[2 * i]) - v
+  if room < n then n = math.max(room, 0) end
 end
-if refused == 0 then
+if n > 0 then
   for i = 1, #KEYS do
-    vals[i] = redis.call('INCR', KEYS[i])
-    if vals[i] == 1 then redis.call('EXPIRE', KEYS[i], ARGV[2 * i]) end
+    vals[i] = redis.call('INCRBY', KEYS[i], n)
+    if vals[i] == n then redis.call('EXPIRE', KEYS[i], ARGV[2 * i + 1]) end
   end
 end
-table.insert(vals, 1, refused)
+table.insert(vals, 1, n)
 return vals`;
 
 /**
@@ -124,12 +128,12 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
       const key = windowKey(prefix, name, windowStart);
       return guardCounter(key, async () => void (await redis.del(key)));
     },
-    spendAll: (all) => {
+    spendAll: (all, count) => {
       const keys = groupKeys(prefix, all);
       const args = all.flatMap((c) => [c.limit, c.ttlSeconds]);
       return guardCounter(keys[0]!, async () => {
-        const [refused, ...values] = ((await evalWrite(redis, wait, SPEND_ALL, keys.length, ...keys, ...args)) as (number | string)[]).map(Number);
-        return { refusedBy: refused! - 1, values };
+        const [granted, ...values] = ((await evalWrite(redis, wait, SPEND_ALL, keys.length, ...keys, count, ...args)) as (number | string)[]).map(Number);
+        return { granted: granted!, values };
       });
     },
     // One GET per key, not MGET: a Cluster refuses MGET across slots, and auto-pipelining still
@@ -164,15 +168,15 @@ export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.no
       }
       return Number(rows[0]!.value);
     },
-    async spendAll(all) {
-      // One statement: a function of migration 014 that locks the rows in the order given, reads
-      // every limit, and counts in all or none, inside the statement's own transaction.
-      const { rows } = await pool.query<{ refused_by: number; vals: string[] }>(
-        'SELECT refused_by, vals FROM keygate_spend_windows($1::text[], $2::timestamptz[], $3::bigint[], $4::timestamptz[])',
+    async spendAll(all, count) {
+      // One statement: a function of migration 018 that locks the rows in the order given, reads
+      // every room, and counts what fits in all of them, inside the statement's own transaction.
+      const { rows } = await pool.query<{ granted: string; vals: string[] }>(
+        'SELECT granted, vals FROM keygate_spend_windows_n($1::text[], $2::timestamptz[], $3::bigint[], $4::timestamptz[], $5::bigint)',
         [all.map((c) => c.name), all.map((c) => c.windowStart), all.map((c) => c.limit),
-          all.map((c) => new Date(c.windowStart.getTime() + c.ttlSeconds * 1000))],
+          all.map((c) => new Date(c.windowStart.getTime() + c.ttlSeconds * 1000)), count],
       );
-      return { refusedBy: rows[0]!.refused_by - 1, values: rows[0]!.vals.map(Number) };
+      return { granted: Number(rows[0]!.granted), values: rows[0]!.vals.map(Number) };
     },
     decrement: async (name, windowStart) =>
       void (await pool.query('UPDATE counters SET value = value - 1 WHERE name = $1 AND window_start = $2', [name, windowStart])),

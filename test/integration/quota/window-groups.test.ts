@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { migrationsDir } from '../../../src/services/database.ts';
+import { createPool, type Pool } from '../../../src/store/db.ts';
+import { migrate } from '../../../src/store/migrate.ts';
+import { createPostgresCounters, createRedisCounters, type CounterStore } from '../../../src/store/counters.ts';
+import { groupedWindowSpender, type QuotaOutcome } from '../../../src/services/quota.ts';
+import type { RateLimitRule } from '../../../src/config.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { REDIS_URL, requireRedis } from '../../support/redis.ts';
+
+// CONTRACT 19 at speed: the requests of one windowed key that arrive together are counted by one
+// call to the counter store, and each still gets exactly the answer it would have had alone, in
+// arrival order. Both counter stores, real engines; the store's calls are counted around it.
+
+const NOW = new Date('2026-06-01T10:00:00.250Z');
+const rules: RateLimitRule[] = [{ window: '1s', limit: 5 }, { window: '1m', limit: 8 }];
+
+for (const kind of ['redis', 'postgres'] as const) {
+  describe(`rate windows, a key's requests counted together (${kind} counters)`, function () {
+    this.timeout(60_000);
+    let counters: CounterStore;
+    let calls: number[] = [];
+    let redis: Redis | null = null;
+    let db: TestDatabase | null = null;
+    let pool: Pool | null = null;
+    const prefix = `kgtest:${randomBytes(4).toString('hex')}:`;
+    let seq = 0;
+    const fresh = () => `wg${++seq}-${randomBytes(3).toString('hex')}`;
+
+    before(async function () {
+      let real: CounterStore;
+      if (kind === 'redis') {
+        await requireRedis(this);
+        redis = new Redis(REDIS_URL);
+        real = createRedisCounters(redis, prefix);
+      } else {
+        db = await createTestDatabase('kg_wgroups');
+        pool = createPool(db.url);
+        await migrate(pool, migrationsDir);
+        real = createPostgresCounters(pool);
+      }
+      counters = { ...real, spendAll: (all, count) => (calls.push(count), real.spendAll(all, count)) };
+    });
+    beforeEach(() => void (calls = []));
+    after(async () => {
+      if (redis) {
+        const keys = await redis.keys(`*${prefix}*`);
+        if (keys.length) await redis.del(...keys);
+        redis.disconnect();
+      }
+      await pool?.end();
+      await db?.drop();
+    });
+
+    it('twelve requests of one key in one turn: one call; the first five served with 4..0 left in 1s, the rest refused by 1s, nothing of theirs counted', async () => {
+      const spend = groupedWindowSpender(counters);
+      const key = fresh();
+      const answers: QuotaOutcome[] = await Promise.all(Array.from({ length: 12 }, () => spend(key, 1000, rules, NOW)));
+      expect(calls).to.deep.equal([12]);
+      expect(answers.map((a) => a.allowed)).to.deep.equal([...Array(5).fill(true), ...Array(7).fill(false)]);
+      expect(answers.slice(0, 5).map((a) => a.windows[0]!.remaining)).to.deep.equal([4, 3, 2, 1, 0]);
+      expect(answers.slice(0, 5).map((a) => a.remaining)).to.deep.equal([999, 998, 997, 996, 995]);
+      for (const refused of answers.slice(5)) {
+        expect(refused.refusedBy).to.equal('1s');
+        expect(refused.remaining).to.equal(995);
+        expect(refused.windows.map((w) => w.remaining)).to.deep.equal([0, 3]);
+      }
+      // The next second: the minute has 3 left, so of four requests three are served, refused by 1m.
+      const next = new Date(NOW.getTime() + 1000);
+      const more = await Promise.all(Array.from({ length: 4 }, () => spend(key, 1000, rules, next)));
+      expect(calls).to.deep.equal([12, 4]);
+      expect(more.map((a) => a.allowed)).to.deep.equal([true, true, true, false]);
+      expect(more[3]!.refusedBy).to.equal('1m');
+    });
+
+    it('when the day runs out inside a group, the day\'s answer wins for the refused (no window named)', async () => {
+      const spend = groupedWindowSpender(counters);
+      const answers = await Promise.all(Array.from({ length: 4 }, () => spend(fresh(), 2, rules, NOW)));
+      // Four different keys: four groups of one, each served.
+      expect(calls).to.have.length(4);
+      expect(answers.every((a) => a.allowed)).to.equal(true);
+      const key = fresh();
+      const same = await Promise.all(Array.from({ length: 4 }, () => spend(key, 2, rules, NOW)));
+      expect(same.map((a) => a.allowed)).to.deep.equal([true, true, false, false]);
+      expect(same.slice(2).map((a) => a.refusedBy)).to.deep.equal([undefined, undefined]);
+      expect(same.map((a) => a.remaining)).to.deep.equal([1, 0, 0, 0]);
+    });
+
+    it('requests of one key in different seconds, or under another stamp, never share a call', async () => {
+      const spend = groupedWindowSpender(counters);
+      const key = fresh();
+      const other: RateLimitRule[] = [{ window: '1s', limit: 5 }, { window: '1m', limit: 8 }];
+      await Promise.all([spend(key, 1000, rules, NOW), spend(key, 1000, rules, new Date(NOW.getTime() + 1000)), spend(key, 1000, other, new Date(NOW.getTime() + 1000))]);
+      expect(calls).to.deep.equal([1, 1, 1]);
+    });
+
+    it('a store that fails refuses every request of the group with its error', async () => {
+      const failing: CounterStore = { ...counters, spendAll: async () => { throw new Error('down'); } };
+      const spend = groupedWindowSpender(failing);
+      const results = await Promise.allSettled(Array.from({ length: 3 }, () => spend(fresh(), 10, rules, NOW)));
+      expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected', 'rejected']);
+    });
+  });
+}
