@@ -15,7 +15,8 @@ import { canonicalPath } from './http/canonical-path.ts';
 import { requireValidHost } from './http/host.ts';
 import { featureGate } from './http/gate.ts';
 import { noStoreForIdentity } from './http/cache-control.ts';
-import { bodyDeadline, bodyTimedOut, clientGone } from './http/body-deadline.ts';
+import { bodyDeadline, bodyTimedOut, clientGone, standDown } from './http/body-deadline.ts';
+import { screens } from './http/screen.ts';
 import { apiKeyResolver, resolveCaller, sessionResolver, type KeyAuthenticator } from './http/caller/resolve.ts';
 import { spendKeyQuota } from './http/quota.ts';
 import { enforcePolicy } from './http/policy/middleware.ts';
@@ -84,6 +85,8 @@ export interface AppDeps {
   pageErrors?: (ctx: Koa.Context, err: unknown) => Promise<boolean>;
 }
 
+const ANONYMOUS: Caller = Object.freeze({ kind: 'anonymous' });
+
 // Read through a function: TypeScript would otherwise keep the narrowing of the initial assignment.
 const callerOf = (state: GatewayState): Caller => state.caller;
 
@@ -127,48 +130,63 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     child.observe(seconds);
   };
 
-  /** Request id, one log line per request (never a header value), metrics. */
-  async function observe(ctx: Koa.ParameterizedContext<GatewayState>, next: Next) {
-    const started = process.hrtime.bigint();
-    ctx.state.requestId = randomUUID();
-    ctx.state.caller = { kind: 'anonymous' };
-    ctx.set('x-request-id', ctx.state.requestId);
-    try {
-      await next();
-    } finally {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const caller = callerOf(ctx.state);
-      // A client that left mid-request got no answer, whatever a reader of its body made of that
-      // (a library may have set 500): 499, as the forwarder records it too, never a 5xx.
-      const status = ctx.status === 499 || (clientGone(ctx.req) && !bodyTimedOut(ctx.req) && !ctx.res.writableFinished) ? 499 : ctx.status;
-      if (status === 499) aborts.inc();
-      countRequest(ctx.method, status, caller.kind);
-      timeRequest(ctx.method, seconds);
-      if (logger.isLevelEnabled('debug') || status >= 500) {
-        // A 503 is a store's outage (logged once, when it begins and ends) or a stop: not a warning per request.
-        logger[status >= 500 && status !== 503 ? 'warn' : 'debug']({ reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status, ms: Math.round(seconds * 1e4) / 10, caller: caller.kind, userId: caller.kind === 'anonymous' ? undefined : caller.user.id }, 'request');
-      }
+  /** Request id and the caller until one is resolved; the header is set before anything can refuse. */
+  function begin(ctx: Koa.ParameterizedContext<GatewayState>) {
+    const requestId = randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.caller = ANONYMOUS;
+    ctx.res.setHeader('x-request-id', requestId);
+  }
+
+  /** One log line per request (never a header value), metrics. */
+  function record(ctx: Koa.ParameterizedContext<GatewayState>, started: number) {
+    const seconds = (performance.now() - started) / 1000;
+    const caller = callerOf(ctx.state);
+    // A client that left mid-request got no answer, whatever a reader of its body made of that
+    // (a library may have set 500): 499, as the forwarder records it too, never a 5xx.
+    const status = ctx.status === 499 || (clientGone(ctx.req) && !bodyTimedOut(ctx.req) && !ctx.res.writableFinished) ? 499 : ctx.status;
+    if (status === 499) aborts.inc();
+    countRequest(ctx.method, status, caller.kind);
+    timeRequest(ctx.method, seconds);
+    if (logger.isLevelEnabled('debug') || status >= 500) {
+      // A 503 is a store's outage (logged once, when it begins and ends) or a stop: not a warning per request.
+      logger[status >= 500 && status !== 503 ? 'warn' : 'debug']({ reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status, ms: Math.round(seconds * 1e4) / 10, caller: caller.kind, userId: caller.kind === 'anonymous' ? undefined : caller.user.id }, 'request');
     }
   }
 
   /** Typed errors become problems; refusals on the MCP endpoint take the OAuth form instead. */
-  async function problems(ctx: Koa.ParameterizedContext<GatewayState>, next: Next) {
+  async function answerError(ctx: Koa.ParameterizedContext<GatewayState>, err: unknown) {
+    // The client hung up mid-body, or its body went quiet and was answered 408 already: what the
+    // reader threw (ECONNRESET, "aborted") is the connection's end, not a store fault.
+    if (clientGone(ctx.req) || bodyTimedOut(ctx.req)) {
+      logger.debug({ reqId: ctx.state.requestId, err: { name: (err as Error)?.name, message: (err as Error)?.message } }, bodyTimedOut(ctx.req) ? 'request body went quiet; answered 408' : 'client closed the connection mid-request');
+      if (!ctx.res.headersSent) ctx.status = 499;
+      ctx.respond = false;
+      return;
+    }
+    // Any letter case: the policy decides /api/MCP as /api/mcp, so it is refused the same way.
+    const lower = ctx.path.toLowerCase();
+    if ((lower === mcpPathLower || lower.startsWith(mcpPathLower + '/')) && isMcpRefusal(err)) return mcpRefusal(ctx, err as AppError, config.publicUrl);
+    if (deps.pageErrors && (await deps.pageErrors(ctx, err))) return;
+    handleError(ctx, err, (e) => logger.error({ reqId: ctx.state.requestId, err: e }, 'unexpected error'));
+  }
+
+  const watchBody = bodyDeadline(deps.bodyIdleMs ?? BODY_IDLE_MS);
+  /**
+   * The front door, around everything else: request id, the body's idle rule, errors answered as
+   * problems, then metrics and the log line once the answer is known.
+   */
+  async function frontDoor(ctx: Koa.ParameterizedContext<GatewayState>, next: Next) {
+    const started = performance.now();
+    begin(ctx);
     try {
+      watchBody(ctx);
       await next();
     } catch (err) {
-      // The client hung up mid-body, or its body went quiet and was answered 408 already: what the
-      // reader threw (ECONNRESET, "aborted") is the connection's end, not a store fault.
-      if (clientGone(ctx.req) || bodyTimedOut(ctx.req)) {
-        logger.debug({ reqId: ctx.state.requestId, err: { name: (err as Error)?.name, message: (err as Error)?.message } }, bodyTimedOut(ctx.req) ? 'request body went quiet; answered 408' : 'client closed the connection mid-request');
-        if (!ctx.res.headersSent) ctx.status = 499;
-        ctx.respond = false;
-        return;
-      }
-      // Any letter case: the policy decides /api/MCP as /api/mcp, so it is refused the same way.
-      const lower = ctx.path.toLowerCase();
-      if ((lower === mcpPathLower || lower.startsWith(mcpPathLower + '/')) && isMcpRefusal(err)) return mcpRefusal(ctx, err as AppError, config.publicUrl);
-      if (deps.pageErrors && (await deps.pageErrors(ctx, err))) return;
-      handleError(ctx, err, (e) => logger.error({ reqId: ctx.state.requestId, err: e }, 'unexpected error'));
+      await answerError(ctx, err);
+    } finally {
+      if (ctx.req.complete) standDown(ctx.req);
+      record(ctx, started);
     }
   }
 
@@ -188,23 +206,31 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     ...(deps.extraRouters ?? []),
   ];
 
-  app.use(observe);
-  app.use(problems);
-  app.use(bodyDeadline(deps.bodyIdleMs ?? BODY_IDLE_MS));
-  app.use(limitHeaderCount);
-  app.use(canonicalPath);
-  app.use(noStoreForIdentity(prefix));
-  app.use(requireValidHost);
-  // Before the feature gate and any credential: a rebound name is refused whoever it claims to be.
-  app.use(guardMcpHost(config));
-  // A feature that is off answers for its paths before anyone is resolved or any quota spent.
-  app.use(featureGate(config.surface));
-  // Before anything that forwards (the content route included): a keygate key or token never leaves.
-  app.use(dropOwnBearer(config));
+  app.use(frontDoor);
+  app.use(screens(
+    limitHeaderCount,
+    canonicalPath,
+    noStoreForIdentity(prefix),
+    requireValidHost,
+    // Before the feature gate and any credential: a rebound name is refused whoever it claims to be.
+    guardMcpHost(config),
+    // A feature that is off answers for its paths before anyone is resolved or any quota spent.
+    featureGate(config.surface),
+    // Before anything that forwards (the content route included): a keygate key or token never leaves.
+    dropOwnBearer(config),
+  ));
   app.use(contentRoute(deps.upstream, config.contentApiKey));
-  app.use(resolveCaller(resolvers));
-  app.use(spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record));
-  app.use(enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl }));
+  // Who is asking, what it costs them, whether they may: one layer, three steps in this order.
+  const resolve = resolveCaller(resolvers);
+  const spend = spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record);
+  const decide = enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl });
+  app.use(async function admit(ctx: Koa.ParameterizedContext<GatewayState>, next: Next) {
+    await resolve(ctx);
+    const spending = spend(ctx);
+    if (spending) await spending;
+    decide(ctx);
+    return next();
+  });
   // Which router first has a route for a path (any method), remembered: matching a path against
   // every router's table is otherwise paid twice per forwarded request.
   const firstRouter = routerIndex(local);

@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import type { Next } from 'koa';
 import { duration, requestTimeout } from './body.ts';
 import { toProblem } from './problem.ts';
 import type { GatewayContext } from './state.ts';
@@ -50,8 +49,12 @@ function giveUp(ctx: GatewayContext, idleMs: number): void {
   }
 }
 
+/**
+ * Arms the idle rule for a request that declares a body. The front door (app.ts) stands it down
+ * when the request is over, the usual case being a body that came whole while the request ran.
+ */
 export function bodyDeadline(idleMs: number) {
-  return async function bodyDeadlineMiddleware(ctx: GatewayContext, next: Next) {
+  return function watchBody(ctx: GatewayContext): void {
     const { req } = ctx;
     if (declaresBody(req) && !req.complete && req.socket) {
       const socket = req.socket;
@@ -69,12 +72,6 @@ export function bodyDeadline(idleMs: number) {
         giveUp(ctx, idleMs);
       };
       watching.set(req, setTimeout(check, idleMs));
-    }
-    try {
-      await next();
-    } finally {
-      // The usual case: the body came whole while the request ran, so the timer goes now.
-      if (req.complete) standDown(req);
     }
   };
 }

@@ -1,4 +1,3 @@
-import type { Next } from 'koa';
 import type { GatewayContext } from './state.ts';
 
 // Answers that carry identity or personal data (the session and its user, key lists,
@@ -20,8 +19,7 @@ export function identityPaths(apiPrefix: string): (path: string) => boolean {
 
 export function noStoreForIdentity(apiPrefix: string) {
   const carriesIdentity = identityPaths(apiPrefix);
-  return async function noStoreForIdentityMiddleware(ctx: GatewayContext, next: Next) {
+  return function noStoreForIdentityScreen(ctx: GatewayContext): void {
     if (carriesIdentity(ctx.path)) ctx.set('Cache-Control', 'no-store');
-    await next();
   };
 }

@@ -1,4 +1,3 @@
-import type { Next } from 'koa';
 import type { Surface } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { GatewayContext } from './state.ts';
@@ -40,9 +39,8 @@ export function gate(surface: Surface): (path: string) => AppError | null {
 /** The gate as the pipeline's step (app.ts): every caller alike, before anyone is resolved. */
 export function featureGate(surface: Surface) {
   const refusalFor = gate(surface);
-  return async function featureGateMiddleware(ctx: GatewayContext, next: Next) {
+  return function featureGateScreen(ctx: GatewayContext): void {
     const refused = refusalFor(ctx.path);
     if (refused) throw refused;
-    await next();
   };
 }

@@ -1,4 +1,3 @@
-import type { Next } from 'koa';
 import { AppError } from '../errors.ts';
 import type { GatewayContext } from './state.ts';
 
@@ -21,7 +20,7 @@ function hostFields(raw: string[]): number {
   return n;
 }
 
-export async function requireValidHost(ctx: GatewayContext, next: Next) {
+export function requireValidHost(ctx: GatewayContext): void {
   // RFC 9112 3.2: a request with more than one Host field is answered 400. Node would keep the
   // first and drop the rest, while a proxy in front or the upstream may read the last: the origin
   // named in the OAuth metadata and checked for DNS rebinding would not be the one that was served.
@@ -33,7 +32,6 @@ export async function requireValidHost(ctx: GatewayContext, next: Next) {
   if (host !== '' && !isValidHost(host)) {
     throw new AppError('VALIDATION_FAILED', 'The Host header is not a valid host[:port].', { errors: [{ path: '(host)', message: 'not a valid host[:port]' }] });
   }
-  await next();
 }
 
 /** A header's quoted-string value (RFC 9110 5.6.4): `"` and `\` escaped, so a value can never end the quotes early. */

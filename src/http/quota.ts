@@ -1,51 +1,65 @@
-import type { Next } from 'koa';
 import { AppError } from '../errors.ts';
 import type { QuotaSpender } from '../services/quota-lease.ts';
 import type { Clock } from '../services/clock.ts';
 import type { QuotaOutcome } from '../services/quota.ts';
 import type { UsageCounted } from '../services/usage.ts';
-import type { GatewayContext } from './state.ts';
+import type { Caller, GatewayContext } from './state.ts';
+
+type KeyCaller = Extract<Caller, { kind: 'key' }>;
 import { RATE_WINDOWS } from '../config.ts';
 
-/** The quota's response fields: the IETF draft's and the older ones. */
-export function rateLimitHeaders(q: QuotaOutcome): Record<string, string> {
-  // Each window is one member of the structured-field list, named by a string: the day first, then
-  // the short windows shortest first. The older single-value fields stay the day's.
-  const policy = [`"day";q=${q.limit};w=86400`, ...q.windows.map((w) => `"${w.window}";q=${w.limit};w=${RATE_WINDOWS[w.window]}`)];
-  const state = [`"day";r=${q.remaining};t=${q.resetSeconds}`, ...q.windows.map((w) => `"${w.window}";r=${w.remaining};t=${w.resetSeconds}`)];
-  return {
-    'RateLimit-Policy': policy.join(', '),
-    RateLimit: state.join(', '),
-    'RateLimit-Limit': String(q.limit),
-    'RateLimit-Remaining': String(q.remaining),
-    'RateLimit-Reset': String(q.resetSeconds),
-  };
-}
+// Each window is one member of the structured-field list, named by a string: the day first, then
+// the short windows shortest first. The older single-value fields stay the day's.
+const policyField = (q: QuotaOutcome) =>
+  [`"day";q=${q.limit};w=86400`, ...q.windows.map((w) => `"${w.window}";q=${w.limit};w=${RATE_WINDOWS[w.window]}`)].join(', ');
+const stateField = (q: QuotaOutcome) => {
+  let out = `"day";r=${q.remaining};t=${q.resetSeconds}`;
+  for (const w of q.windows) out += `, "${w.window}";r=${w.remaining};t=${w.resetSeconds}`;
+  return out;
+};
 
 /**
  * Every request a key authenticates spends one of its quota, whatever the policy then says, and
  * every key response carries the rate-limit fields. A counter store that does not answer throws
- * StoreUnavailableError, answered 503: the request fails closed.
+ * StoreUnavailableError, answered 503: the request fails closed. A pipeline step (app.ts): nothing
+ * to wait for unless the caller is a key.
  */
 export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, onCounted?: (who: UsageCounted, at: Date, refused: boolean) => void) {
-  return async function spendKeyQuotaMiddleware(ctx: GatewayContext, next: Next) {
-    const caller = ctx.state.caller;
-    if (caller.kind !== 'key') return next();
+  // What does not change between a key's requests, spelled once per stamp: the policy field and
+  // the limit. Keyed by the stamped windows' array, which the verifier's cached record keeps.
+  const spelled = new WeakMap<object, { limit: number; policy: string; limitText: string }>();
+  const fixedFields = (q: QuotaOutcome, stamp: object) => {
+    let f = spelled.get(stamp);
+    if (!f || f.limit !== q.limit) {
+      f = { limit: q.limit, policy: policyField(q), limitText: String(q.limit) };
+      spelled.set(stamp, f);
+    }
+    return f;
+  };
+  async function spend(ctx: GatewayContext, key: KeyCaller): Promise<void> {
     const now = clock();
-    const outcome = await quota.spend(caller.key.id, caller.key.requestQuota, now, caller.key.rateLimits);
+    const outcome = await quota.spend(key.key.id, key.key.requestQuota, now, key.key.rateLimits);
     // Usage history records what the quota counted: a request the counter store never answered is
     // not in it. An OAuth token's "key" is its grant, whose usage is kept apart.
-    onCounted?.(caller.grant ? { subject: 'grant', id: caller.grant.id } : { subject: 'key', id: caller.key.id }, now, !outcome.allowed);
+    onCounted?.(key.grant ? { subject: 'grant', id: key.grant.id } : { subject: 'key', id: key.key.id }, now, !outcome.allowed);
     // Set before refusing, so the 429 carries them too: the problem writer keeps headers already set.
-    ctx.set(rateLimitHeaders(outcome));
-    const burst = outcome.windows.find((w) => w.window === outcome.refusedBy);
-    if (!outcome.allowed && burst) {
+    const fixed = fixedFields(outcome, key.key.rateLimits);
+    const { res } = ctx;
+    res.setHeader('RateLimit-Policy', fixed.policy);
+    res.setHeader('RateLimit', stateField(outcome));
+    res.setHeader('RateLimit-Limit', fixed.limitText);
+    res.setHeader('RateLimit-Remaining', String(outcome.remaining));
+    res.setHeader('RateLimit-Reset', String(outcome.resetSeconds));
+    if (outcome.allowed) return;
+    const burst = outcome.refusedBy === undefined ? undefined : outcome.windows.find((w) => w.window === outcome.refusedBy);
+    if (burst) {
       // Transient, unlike an exhausted day: the same answer on /api/mcp (not its OAuth refusal).
       throw new AppError('RATE_LIMITED', `This API key has sent its ${burst.limit} requests for this ${burst.window} window. Try again in ${burst.resetSeconds} s.`, { window: burst.window }, { retryAfterSeconds: burst.resetSeconds });
     }
-    if (!outcome.allowed) {
-      throw new AppError('QUOTA_EXCEEDED', `This API key has used its ${outcome.limit} requests for today. The quota resets at 00:00 UTC.`, {}, { retryAfterSeconds: outcome.resetSeconds });
-    }
-    await next();
+    throw new AppError('QUOTA_EXCEEDED', `This API key has used its ${outcome.limit} requests for today. The quota resets at 00:00 UTC.`, {}, { retryAfterSeconds: outcome.resetSeconds });
+  }
+  return function spendKeyQuotaStep(ctx: GatewayContext): Promise<void> | undefined {
+    const caller = ctx.state.caller;
+    return caller.kind === 'key' ? spend(ctx, caller) : undefined;
   };
 }

@@ -1,4 +1,3 @@
-import type { Next } from 'koa';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { sendProblem } from '../http/problem.ts';
@@ -46,16 +45,17 @@ export function guardMcpHost(config: Pick<Config, 'publicUrl' | 'host' | 'mcpSer
   const mcpPath = config.surface.paths.mcp.toLowerCase();
   const hosts = new Set(acceptedMcpHosts(config));
   const origins = new Set(config.mcpServer.allowedOrigins.map((o) => o.replace(/\/$/, '').toLowerCase()));
-  return async function mcpHostGuard(ctx: GatewayContext, next: Next) {
+  return function mcpHostGuard(ctx: GatewayContext): boolean {
     const path = ctx.path.toLowerCase();
-    if (!config.surface.features.mcp || (path !== mcpPath && !path.startsWith(mcpPath + '/'))) return next();
+    if (!config.surface.features.mcp || (path !== mcpPath && !path.startsWith(mcpPath + '/'))) return false;
     const host = hostnameOf(ctx.get('host'));
     const origin = ctx.get('origin');
     const refused = host === null || !hosts.has(host) ? 'The Host header does not name this gateway.'
       : origin !== '' && !originAccepted(origin, hosts, origins) ? 'The Origin header does not name this gateway.'
       : null;
-    if (!refused) return next();
+    if (!refused) return false;
     ctx.set('Cache-Control', 'no-store');
     sendProblem(ctx, new AppError('FORBIDDEN', `${refused} The MCP endpoint answers only for the hosts it is configured for (mcpServer.allowedHosts, mcpServer.allowedOrigins).`));
+    return true;
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHash, hash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 // Hashing and comparison of secrets: passwords (scrypt), session tokens and keys (SHA-256).
 
@@ -33,6 +33,9 @@ let decoy: Promise<string> | null = null;
 export const decoyPasswordHash = () => (decoy ??= hashPassword('keygate-decoy-password'));
 
 export const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+/** The same digest in hex, in one call (no hash object): the key verifier's per-request lookup. */
+export const sha256Hex = (value: string): string => hash('sha256', value, 'hex');
 
 export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { canonicalizePath } from '../../src/http/canonical-path.ts';
+import { canonicalizePath, canonicalizeStepByStep } from '../../src/http/canonical-path.ts';
 import { AppError } from '../../src/errors.ts';
 import { startEcho, TRACE, type Echo } from '../support/echo.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -10,9 +10,9 @@ import { fuzzParams } from './support.ts';
 // CONTRACT 5.6 and 17, fuzzed: the canonicaliser is idempotent, what it returns is canonical,
 // and no spelling of a refused path gets to the upstream.
 
-const attempt = (raw: string): string | AppError => {
+const attempt = (raw: string, canonicalize = canonicalizePath): string | AppError => {
   try {
-    return canonicalizePath(raw);
+    return canonicalize(raw);
   } catch (e) {
     if (e instanceof AppError) return e;
     throw e;
@@ -47,6 +47,17 @@ describe('fuzz: the canonical path', () => {
       expect(c).to.not.match(/%(2[dDeE]|3\d|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/);
       expect(c).to.not.match(/[.\s]\/|[.\s]$/);
     }), fuzzParams(2000));
+  });
+
+  it('the shortcut for plain paths answers exactly what every step answers, refusals included', () => {
+    const plainChar = fc.constantFrom('/', 'a', 'Z', '0', '-', '_', '~', '.', '..');
+    const plainish = fc.array(plainChar, { maxLength: 24 }).map((parts) => '/' + parts.join(''));
+    fc.assert(fc.property(fc.oneof(rawPath, plainish), (raw) => {
+      const fast = attempt(raw);
+      const slow = attempt(raw, canonicalizeStepByStep);
+      if (fast instanceof AppError || slow instanceof AppError) expect(fast instanceof AppError && slow instanceof AppError && fast.message === slow.message, raw).to.equal(true);
+      else expect(fast, raw).to.equal(slow);
+    }), fuzzParams(5000));
   });
 
   it('gives every equivalent spelling of a path the canonical form of that path', () => {

@@ -79,13 +79,12 @@ function authorizationTexts(value: string): string[] {
 export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'surface'>) {
   const keyPrefix = keysOn(config)?.prefix ?? null;
   const mcpPath = config.surface.paths.mcp;
-  return async function dropOwnBearerMiddleware(ctx: Parameters<Resolver>[0], next: () => Promise<unknown>) {
+  return function dropOwnBearerScreen(ctx: Parameters<Resolver>[0]): void {
     // On the MCP endpoint the Bearer is the credential the caller chain reads, and the MCP tools
     // build their own upstream headers; everywhere else it must not leave the gateway.
     const value = ctx.path === mcpPath ? '' : ctx.get('authorization');
     if (value && authorizationTexts(value).some((t) => holdsToken(t) || (keyPrefix !== null && holdsKey(t, keyPrefix)))) {
       delete ctx.req.headers.authorization;
     }
-    await next();
   };
 }

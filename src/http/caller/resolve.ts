@@ -1,4 +1,3 @@
-import type { Next } from 'koa';
 import type { AccountService } from '../../services/accounts.ts';
 import { AppError } from '../../errors.ts';
 import type { AuthResult } from '../../services/keys/types.ts';
@@ -48,17 +47,15 @@ export function sessionResolver(accounts: Pick<AccountService, 'resolveSession'>
   };
 }
 
+/** The first resolver's answer becomes `ctx.state.caller`; anonymous when none claims the request. */
 export function resolveCaller(resolvers: Resolver[]) {
-  return async function resolveCallerMiddleware(ctx: GatewayContext, next: Next) {
-    let caller: Caller = { kind: 'anonymous' };
+  return async function resolveCallerStep(ctx: GatewayContext): Promise<void> {
     for (const resolve of resolvers) {
       const found = await resolve(ctx);
       if (found) {
-        caller = found;
-        break;
+        ctx.state.caller = found;
+        return;
       }
     }
-    ctx.state.caller = caller;
-    await next();
   };
 }

@@ -1,4 +1,3 @@
-import type { Next } from 'koa';
 import { AppError, refusalError } from '../../errors.ts';
 import type { PolicyHolder } from '../../policy/engine.ts';
 import { policyPath, refusalOf } from '../../policy/refusal.ts';
@@ -18,7 +17,7 @@ function isCrossOriginWrite(ctx: GatewayContext, ownOrigin: string): boolean {
 
 export function enforcePolicy(holder: PolicyHolder, opts: { apiPrefix: string; publicUrl: string | null }) {
   const fixedOrigin = opts.publicUrl ? new URL(opts.publicUrl).origin : null;
-  return async function enforcePolicyMiddleware(ctx: GatewayContext, next: Next) {
+  return function enforcePolicyStep(ctx: GatewayContext): void {
     const caller = ctx.state.caller;
     const refused = refusalOf(holder.current, caller, ctx.method, policyPath(ctx.path, opts.apiPrefix));
     if (refused) throw refusalError(refused);
@@ -26,6 +25,5 @@ export function enforcePolicy(holder: PolicyHolder, opts: { apiPrefix: string; p
     if (caller.kind === 'session' && isCrossOriginWrite(ctx, fixedOrigin ?? `${ctx.protocol}://${ctx.host}`)) {
       throw new AppError('FORBIDDEN', 'Cross-site requests cannot change anything with a session cookie. Send the request from this site.');
     }
-    await next();
   };
 }

@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Next } from 'koa';
 import { AppError } from '../../errors.ts';
 import { SESSION_COOKIE } from '../cookies.ts';
 import type { Caller, GatewayContext } from '../state.ts';
@@ -14,11 +13,10 @@ import type { VerifiedKey } from '../../services/keys/types.ts';
 export const MAX_HEADER_FIELDS = 100;
 
 /** Refused before the caller is resolved, so a header flood spends no key lookup and no quota. */
-export async function limitHeaderCount(ctx: GatewayContext, next: Next) {
+export function limitHeaderCount(ctx: GatewayContext): void {
   if (ctx.req.rawHeaders.length / 2 > MAX_HEADER_FIELDS) {
     throw new AppError('HEADERS_TOO_LARGE', `The request has more than ${MAX_HEADER_FIELDS} header fields.`, {}, { closeConnection: true });
   }
-  await next();
 }
 
 // Hop-by-hop (RFC 9110 7.6.1) and the headers the gateway sets itself or must never pass on.

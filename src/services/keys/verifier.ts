@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Pool } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
 import { systemEvery, type Clock, type Every } from '../clock.ts';
-import { sha256 } from '../secrets.ts';
+import { sha256Hex } from '../secrets.ts';
 import { hasValidChecksum } from './format.ts';
 import { authResultOf } from './auth-result.ts';
 import type { AuthResult } from './types.ts';
@@ -130,12 +130,12 @@ export function createKeyVerifier(opts: VerifierOptions) {
         opts.onLookup?.('malformed');
         return { status: 'unknown' };
       }
-      const digest = sha256(plaintext);
-      const hash = digest.toString('hex');
+      const hash = sha256Hex(plaintext);
       let entry = cache.get(hash) ?? unknown.get(hash);
       if (entry) {
         opts.onLookup?.(entry.row ? 'hit' : 'negative-hit');
       } else {
+        const digest = Buffer.from(hash, 'hex');
         let pending = inFlight.get(hash);
         if (!pending && !guard.mayExist(digest) && !guard.takeLookup()) {
           // Past the bound on lookups of keys the filter does not know: one shared read of the
