@@ -224,12 +224,19 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   const resolve = resolveCaller(resolvers);
   const spend = spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record);
   const decide = enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl });
-  app.use(async function admit(ctx: Koa.ParameterizedContext<GatewayState>, next: Next) {
-    await resolve(ctx);
-    const spending = spend(ctx);
-    if (spending) await spending;
+  // Each step answers at once when it has nothing to wait for (a verified key, a leased block), so
+  // the usual key request passes this layer without a promise of its own.
+  const decideThenGo = (ctx: Koa.ParameterizedContext<GatewayState>, next: Next) => {
     decide(ctx);
     return next();
+  };
+  const spendThenGo = (ctx: Koa.ParameterizedContext<GatewayState>, next: Next) => {
+    const spending = spend(ctx);
+    return spending ? spending.then(() => decideThenGo(ctx, next)) : decideThenGo(ctx, next);
+  };
+  app.use(function admit(ctx: Koa.ParameterizedContext<GatewayState>, next: Next) {
+    const resolving = resolve(ctx);
+    return resolving ? resolving.then(() => spendThenGo(ctx, next)) : spendThenGo(ctx, next);
   });
   // Which router first has a route for a path (any method), remembered: matching a path against
   // every router's table is otherwise paid twice per forwarded request.

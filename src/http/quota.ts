@@ -21,8 +21,7 @@ const stateField = (q: QuotaOutcome) => {
 /**
  * Every request a key authenticates spends one of its quota, whatever the policy then says, and
  * every key response carries the rate-limit fields. A counter store that does not answer throws
- * StoreUnavailableError, answered 503: the request fails closed. A pipeline step (app.ts): nothing
- * to wait for unless the caller is a key.
+ * StoreUnavailableError, answered 503: the request fails closed.
  */
 export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, onCounted?: (who: UsageCounted, at: Date, refused: boolean) => void) {
   // What does not change between a key's requests, spelled once per stamp: the policy field and
@@ -36,9 +35,14 @@ export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, 
     }
     return f;
   };
-  async function spend(ctx: GatewayContext, key: KeyCaller): Promise<void> {
+  function spend(ctx: GatewayContext, key: KeyCaller): Promise<void> | undefined {
     const now = clock();
-    const outcome = await quota.spend(key.key.id, key.key.requestQuota, now, key.key.rateLimits);
+    const outcome = quota.spend(key.key.id, key.key.requestQuota, now, key.key.rateLimits);
+    if (outcome instanceof Promise) return outcome.then((o) => answer(ctx, key, now, o));
+    answer(ctx, key, now, outcome);
+    return undefined;
+  }
+  function answer(ctx: GatewayContext, key: KeyCaller, now: Date, outcome: QuotaOutcome): void {
     // Usage history records what the quota counted: a request the counter store never answered is
     // not in it. An OAuth token's "key" is its grant, whose usage is kept apart.
     onCounted?.(key.grant ? { subject: 'grant', id: key.grant.id } : { subject: 'key', id: key.key.id }, now, !outcome.allowed);
@@ -58,6 +62,7 @@ export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, 
     }
     throw new AppError('QUOTA_EXCEEDED', `This API key has used its ${outcome.limit} requests for today. The quota resets at 00:00 UTC.`, {}, { retryAfterSeconds: outcome.resetSeconds });
   }
+  /** Nothing to wait for unless the caller is a key whose quota the counter store must count. */
   return function spendKeyQuotaStep(ctx: GatewayContext): Promise<void> | undefined {
     const caller = ctx.state.caller;
     return caller.kind === 'key' ? spend(ctx, caller) : undefined;

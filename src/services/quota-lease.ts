@@ -14,8 +14,11 @@ import type { RateLimitRule } from '../config.ts';
 // quiet spell of a block's lifetime) is counted one by one; only a key that comes back leases.
 
 export interface QuotaSpender {
-  /** `windows`: the key's short windows; a key with any is never leased (see groupedWindowSpender). */
-  spend(keyId: string, limit: number, now: Date, windows?: RateLimitRule[]): Promise<QuotaOutcome>;
+  /**
+   * `windows`: the key's short windows; a key with any is never leased (see groupedWindowSpender).
+   * At once when a leased block pays; a promise when the counter store must be asked.
+   */
+  spend(keyId: string, limit: number, now: Date, windows?: RateLimitRule[]): QuotaOutcome | Promise<QuotaOutcome>;
   /** Hands back the unspent part of every block older than its lifetime. */
   sweep(): Promise<void>;
   /** Hands back every block (shutdown). */
@@ -126,7 +129,24 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     });
   };
 
-  async function spend(keyId: string, limit: number, now: Date, windows: RateLimitRule[] = []): Promise<QuotaOutcome> {
+  /** One request from a live block this instance holds. */
+  const fromBlock = (keyId: string, h: Holding, limit: number, now: Date): QuotaOutcome => {
+    h.left--;
+    if (h.left <= claimSize / 2 && h.unclaimed > 0 && !h.claiming) claimNext(keyId, h);
+    // What this instance knew was left when it leased, less what it has spent since.
+    return evaluateQuota(h.counted - h.left - h.unclaimed, limit, now);
+  };
+
+  function spend(keyId: string, limit: number, now: Date, windows: RateLimitRule[] = []): QuotaOutcome | Promise<QuotaOutcome> {
+    // The usual request of a busy key: its block has some left, and nothing need be asked.
+    if (!windows.length && limit > floor) {
+      const h = holdings.get(keyId);
+      if (h && h.left > 0 && !h.belowFloor && h.window === utcDayStart(now).getTime() && now.getTime() - h.leasedAt < blockTtlMs) return fromBlock(keyId, h, limit, now);
+    }
+    return spendAsking(keyId, limit, now, windows);
+  }
+
+  async function spendAsking(keyId: string, limit: number, now: Date, windows: RateLimitRule[]): Promise<QuotaOutcome> {
     // A key with short windows is never leased. Its windows must be exact across the fleet, so
     // every request asks the counter store anyway (its requests arriving together in one call);
     // the same atomic call counts its day, exactly, at no extra cost. Leasing the day as well would
@@ -143,12 +163,7 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
       if (h && h.window === window) {
         if (h.belowFloor) return single();
         if (now.getTime() - h.leasedAt < blockTtlMs) {
-          if (h.left > 0) {
-            h.left--;
-            if (h.left <= claimSize / 2 && h.unclaimed > 0 && !h.claiming) claimNext(keyId, h);
-            // What this instance knew was left when it leased, less what it has spent since.
-            return evaluateQuota(h.counted - h.left - h.unclaimed, limit, now);
-          }
+          if (h.left > 0) return fromBlock(keyId, h, limit, now);
           if (h.claiming) {
             await h.claiming;
             continue;

@@ -38,8 +38,16 @@ export interface SpendAllResult {
   values: number[];
 }
 
+// The day of the last call, kept: every key request asks, and the answer changes once a day.
+// Callers never change the Date they are given (nothing in src/ calls a Date setter).
+let today = { from: 0, to: -1, start: new Date(0) };
+
 export function utcDayStart(now: Date): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const t = now.getTime();
+  if (t >= today.from && t < today.to) return today.start;
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  today = { from: start.getTime(), to: start.getTime() + 86_400_000, start };
+  return start;
 }
 
 export function secondsUntilNextUtcDay(now: Date): number {

@@ -5,6 +5,7 @@ import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
 import { holdsToken, isTokenShaped } from '../../oauth/token-format.ts';
 import type { Resolver } from './resolve.ts';
+import type { Caller } from '../state.ts';
 
 // An OAuth access token is a credential on the MCP endpoint only. Anywhere else this
 // resolver answers "not mine" and the token is nothing: the request is decided by whatever else it
@@ -22,7 +23,8 @@ const invalidToken = () => new AppError('INVALID_API_KEY', 'The access token is 
 export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, config: Pick<Config, 'surface' | 'apiKeys'>): Resolver {
   const mcpPath = config.surface.paths.mcp;
   const keyPrefix = keysOn(config)?.prefix ?? null;
-  return async (ctx) => {
+  // Not mine is answered at once (every request that is not a token on the MCP endpoint).
+  return (ctx) => {
     if (!oauth.issuer || ctx.path !== mcpPath || ctx.req.headers['x-api-key'] !== undefined) return null;
     const m = BEARER.exec(ctx.get('authorization'));
     if (!m) return null;
@@ -31,6 +33,9 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
     // A value without our mark was never issued here: refused without building the library or
     // asking the store.
     if (!isTokenShaped(value)) throw invalidToken();
+    return resolveToken(value);
+  };
+  async function resolveToken(value: string) {
     const live = await oauth.runtime();
     if (!live) return null;
     const found = await live.provider.AccessToken.find(value);
@@ -45,8 +50,8 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
       user: owner,
       key: { id: grant.id, userId: owner.id, name: grant.clientName, start: '', scopes: ['mcp'], permissions: { mcp: ['access'] }, requestQuota: grant.requestQuota, rateLimits: grant.rateLimits, expiresAt: null },
       grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName },
-    };
-  };
+    } satisfies Caller;
+  }
 }
 
 /** Whether `text` holds, anywhere, a key with our prefix and a checksum that holds. */

@@ -122,51 +122,59 @@ export function createKeyVerifier(opts: VerifierOptions) {
       for (const u of uses) if (!lastUse.has(u.id)) lastUse.set(u.id, u.at);
     }
   };
+  /** What the store says of a key this instance does not know: one lookup shared by concurrent asks. */
+  const lookUp = async (hash: string): Promise<Entry> => {
+    const digest = Buffer.from(hash, 'hex');
+    let pending = inFlight.get(hash);
+    if (!pending && !guard.mayExist(digest) && !guard.takeLookup()) {
+      // Past the bound on lookups of keys the filter does not know: one shared read of the
+      // keys created meanwhile decides instead of a lookup per key.
+      await guard.refresh();
+      if (!guard.mayExist(digest)) {
+        opts.onLookup?.('refused-unknown');
+        const known: Entry = { row: null };
+        unknown.set(hash, known);
+        return known;
+      }
+      pending = inFlight.get(hash);
+    }
+    if (!pending) {
+      opts.onLookup?.('miss');
+      const started: Promise<Entry> = load(hash, digest).finally(() => {
+        if (inFlight.get(hash) === started) inFlight.delete(hash);
+      });
+      pending = started;
+      inFlight.set(hash, started);
+    }
+    return pending;
+  };
+
+  /** What a known record means now: expiry is judged now, not when the record was cached. */
+  const judge = (entry: Entry): AuthResult => {
+    const now = clock();
+    const expired = entry.row?.expires_at != null && entry.row.expires_at <= now;
+    const result = entry.valid && !expired ? entry.valid : authResultOf(entry.row, now);
+    if (result.status === 'valid') {
+      entry.valid ??= result;
+      lastUse.set(result.key.id, now);
+    }
+    return result;
+  };
+
   const stopFlushing = (opts.every ?? systemEvery)(opts.flushIntervalMs ?? 2_000, flush);
 
   return {
-    async authenticate(plaintext: string): Promise<AuthResult> {
+    /** At once for a key this instance knows (cached, or known not to exist); a promise when it must look. */
+    authenticate(plaintext: string): AuthResult | Promise<AuthResult> {
       if (!opts.enabled || !hasValidChecksum(plaintext)) {
         opts.onLookup?.('malformed');
         return { status: 'unknown' };
       }
       const hash = sha256Hex(plaintext);
-      let entry = cache.get(hash) ?? unknown.get(hash);
-      if (entry) {
-        opts.onLookup?.(entry.row ? 'hit' : 'negative-hit');
-      } else {
-        const digest = Buffer.from(hash, 'hex');
-        let pending = inFlight.get(hash);
-        if (!pending && !guard.mayExist(digest) && !guard.takeLookup()) {
-          // Past the bound on lookups of keys the filter does not know: one shared read of the
-          // keys created meanwhile decides instead of a lookup per key.
-          await guard.refresh();
-          if (!guard.mayExist(digest)) {
-            opts.onLookup?.('refused-unknown');
-            unknown.set(hash, { row: null });
-            return { status: 'unknown' };
-          }
-          pending = inFlight.get(hash);
-        }
-        if (!pending) {
-          opts.onLookup?.('miss');
-          const started: Promise<Entry> = load(hash, digest).finally(() => {
-            if (inFlight.get(hash) === started) inFlight.delete(hash);
-          });
-          pending = started;
-          inFlight.set(hash, started);
-        }
-        entry = await pending;
-      }
-      // Expiry is judged now, not when the record was cached.
-      const now = clock();
-      const expired = entry.row?.expires_at != null && entry.row.expires_at <= now;
-      const result = entry.valid && !expired ? entry.valid : authResultOf(entry.row, now);
-      if (result.status === 'valid') {
-        entry.valid ??= result;
-        lastUse.set(result.key.id, now);
-      }
-      return result;
+      const entry = cache.get(hash) ?? unknown.get(hash);
+      if (!entry) return lookUp(hash).then(judge);
+      opts.onLookup?.(entry.row ? 'hit' : 'negative-hit');
+      return judge(entry);
     },
 
     /**
