@@ -6,7 +6,8 @@ CREATE TABLE changes (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   kind text NOT NULL CHECK (kind IN ('policy', 'key', 'user')),
   target uuid,
-  recorded_at timestamptz NOT NULL DEFAULT now(),
+  -- When the row was written, not when its transaction began: the catch-up's margin is measured from it.
+  recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   CHECK ((kind = 'policy') = (target IS NULL))
 );
 -- The catch-up re-reads what was recorded shortly before the channel was lost; the prune drops by age.

@@ -1,5 +1,5 @@
 import type { Pool } from '../store/db.ts';
-import { findLatestChangeId, findOldestChangeId, listChangesSince, pruneChanges } from '../store/changes.ts';
+import { findLatestChangeId, listChangesSince, pruneChanges } from '../store/changes.ts';
 import type { Forget } from './invalidation.ts';
 
 // What an instance missed while its signal channel was away, read back from the change record
@@ -15,6 +15,8 @@ import type { Forget } from './invalidation.ts';
 export const CATCH_UP_MARGIN_MS = 60_000;
 /** How long the record keeps a change: a channel away longer than this falls back to forgetting all. */
 export const CHANGES_KEPT_MS = 24 * 60 * 60 * 1000;
+/** More missed changes than this: forgetting everything is cheaper than forgetting each. */
+export const MAX_CATCH_UP = 10_000;
 
 export type CatchUp =
   | { status: 'caught-up'; changes: number; afterChange: number; policy: boolean }
@@ -37,6 +39,9 @@ export interface ChangeFollower {
 
 export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_MS }: { pool: Pool; forget: Forget; marginMs?: number }): ChangeFollower {
   let lastHeard: number | null = null;
+  // When a signal without a number was last heard: an instance or CLI of the earlier release, which
+  // records nothing, so what it changed while the channel was away is not in the record.
+  let unnumberedAt = -Infinity;
   const note = (id: number) => {
     if (lastHeard === null || id > lastHeard) lastHeard = id;
   };
@@ -47,16 +52,18 @@ export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_
     },
     heard(change) {
       if (change !== null) note(change);
+      else unnumberedAt = Date.now();
     },
     async catchUp(unheardMs) {
       const from = lastHeard;
       if (from === null) return { status: 'cannot-reach-back', reason: 'the last change heard was never read' };
+      if (Date.now() - unnumberedAt < CHANGES_KEPT_MS) return { status: 'cannot-reach-back', reason: 'a sender of an earlier release (no change record) signalled within the last day' };
       try {
-        const oldest = await findOldestChangeId(pool);
+        const { oldest, rows } = await listChangesSince(pool, from, unheardMs + marginMs, MAX_CATCH_UP);
         // Numbers are consecutive but for rolled-back changes; a gap here may be one, and is then
         // taken for a prune, which costs a start-over and never a missed change.
         if (oldest !== null && oldest > from + 1) return { status: 'cannot-reach-back', reason: `changes after #${from} were pruned (the oldest kept is #${oldest})` };
-        const rows = await listChangesSince(pool, from, unheardMs + marginMs);
+        if (rows.length > MAX_CATCH_UP) return { status: 'cannot-reach-back', reason: `more than ${MAX_CATCH_UP} changes were missed` };
         let policy = false;
         for (const { id, signal } of rows) {
           note(id);

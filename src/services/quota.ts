@@ -89,6 +89,10 @@ export async function spendWithWindows(counters: CounterStore, keyId: string, li
   return outcomeInGroup(limit, rules, now, await counters.spendAll(windowCounters(keyId, limit, rules, now), 1), 0);
 }
 
+/** The same windows and limits (a key's cached record keeps one array; a grant is read anew each time). */
+const sameRules = (a: RateLimitRule[], b: RateLimitRule[]) =>
+  a === b || (a.length === b.length && a.every((r, i) => r.window === b[i]!.window && r.limit === b[i]!.limit));
+
 /** At most this many requests of one key share one call. */
 const MAX_GROUP = 1000;
 
@@ -125,7 +129,7 @@ export function groupedWindowSpender(counters: CounterStore): (keyId: string, li
     const slot = Math.floor(now.getTime() / (seconds * 1000));
     let g = open.get(keyId);
     // Only requests that count in the very same windows under the very same stamp share a call.
-    if (!g || g.slot !== slot || g.limit !== limit || g.rules !== rules || g.waiting.length >= MAX_GROUP) {
+    if (!g || g.slot !== slot || g.limit !== limit || !sameRules(g.rules, rules) || g.waiting.length >= MAX_GROUP) {
       g = { keyId, limit, rules, slot, first: now, waiting: [] };
       open.set(keyId, g);
       // After the I/O of this turn of the loop: the other connections' requests of the key join.

@@ -27,24 +27,31 @@ export async function findLatestChangeId(db: Queryable): Promise<number> {
   return Number(rows[0]?.id ?? 0);
 }
 
-/** The lowest number still kept, null when nothing ever was recorded (the prune keeps the newest). */
-export async function findOldestChangeId(db: Queryable): Promise<number | null> {
-  const { rows } = await db.query<{ id: string | null }>('SELECT min(id) AS id FROM changes');
-  return rows[0]?.id == null ? null : Number(rows[0].id);
+export interface ChangesSince {
+  /** The lowest number still kept, null when nothing ever was recorded (the prune keeps the newest). */
+  oldest: number | null;
+  /** At most `limit` + 1 changes, in order: more than `limit` says there were more. */
+  rows: ChangeRow[];
 }
 
 /**
- * In order: every change numbered after `afterId`, and every change recorded (by the database's
- * clock) within the last `recentMs`, whatever its number.
+ * In one statement (one snapshot, so a prune cannot fall between the two answers): the lowest
+ * number kept, and in order every change numbered after `afterId` and every change recorded (by the
+ * database's clock) within the last `recentMs`, whatever its number; at most `limit` + 1.
  */
-export async function listChangesSince(db: Queryable, afterId: number, recentMs: number): Promise<ChangeRow[]> {
-  const { rows } = await db.query<Raw>(
-    `SELECT id, kind, target FROM changes
-      WHERE id > $1 OR recorded_at > now() - make_interval(secs => $2)
-      ORDER BY id`,
-    [afterId, recentMs / 1000],
+export async function listChangesSince(db: Queryable, afterId: number, recentMs: number, limit: number): Promise<ChangesSince> {
+  const { rows } = await db.query<{ oldest: string | null; id: string | null; kind: Signal['type'] | null; target: string | null }>(
+    `SELECT o.oldest, c.id, c.kind, c.target
+       FROM (SELECT min(id) AS oldest FROM changes) o
+       LEFT JOIN LATERAL (
+         SELECT id, kind, target FROM changes
+          WHERE id > $1 OR recorded_at > now() - make_interval(secs => $2)
+          ORDER BY id LIMIT $3
+       ) c ON true`,
+    [afterId, recentMs / 1000, limit + 1],
   );
-  return rows.map(rowOf);
+  const oldest = rows[0]?.oldest == null ? null : Number(rows[0].oldest);
+  return { oldest, rows: rows.filter((r) => r.id !== null).map((r) => rowOf({ id: r.id!, kind: r.kind!, target: r.target })) };
 }
 
 /**

@@ -91,9 +91,16 @@ for (const kind of ['redis', 'postgres'] as const) {
     it('requests of one key in different seconds, or under another stamp, never share a call', async () => {
       const spend = groupedWindowSpender(counters);
       const key = fresh();
-      const other: RateLimitRule[] = [{ window: '1s', limit: 5 }, { window: '1m', limit: 8 }];
+      const other: RateLimitRule[] = [{ window: '1s', limit: 5 }, { window: '1m', limit: 9 }];
       await Promise.all([spend(key, 1000, rules, NOW), spend(key, 1000, rules, new Date(NOW.getTime() + 1000)), spend(key, 1000, other, new Date(NOW.getTime() + 1000))]);
       expect(calls).to.deep.equal([1, 1, 1]);
+    });
+
+    it('requests that carry equal windows in different arrays (a grant is read anew each time) share a call', async () => {
+      const spend = groupedWindowSpender(counters);
+      const key = fresh();
+      await Promise.all(Array.from({ length: 3 }, () => spend(key, 1000, rules.map((r) => ({ ...r })), NOW)));
+      expect(calls).to.deep.equal([3]);
     });
 
     it('a store that fails refuses every request of the group with its error', async () => {
