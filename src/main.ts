@@ -216,6 +216,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
   // Signed with a key every instance derives alike, so an id issued by one is honoured by all.
   const mcpSessionIds = createMcpSessionIds({ sharedKey: async () => (await sharedSecrets(pool)).cookie_key });
+  // Before the first client asks, so that no initialize waits for the shared row (or its making).
+  if (config.surface.features.mcp) mcpSessionIds.load().catch(() => {});
   const audit = createAuditService({ pool });
   const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy });
   const { app, routes } = createApp({

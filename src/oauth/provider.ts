@@ -58,7 +58,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
   const { default: ProviderClass, errors } = await import('oidc-provider');
   const resource = `${issuer}${mcpPath}`;
   // Shared by every instance: an authorization begun on one may be resumed on another.
-  const secrets = await ensureSecrets(pool, candidateSharedSecrets());
+  const secrets = await ensureSecrets(pool, await candidateSharedSecrets());
 
   const configuration: Configuration = {
     adapter: createAdapterClass(pool, { onGrantDestroyed: (id) => grants.grantDestroyed(id), alreadyUsed: (what) => new errors.InvalidGrant(what) }),

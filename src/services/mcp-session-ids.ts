@@ -13,6 +13,8 @@ export interface McpSessionIds {
   issue(holder: SessionHolder): Promise<string>;
   /** Whether `id` was issued by this fleet to this holder; false for anything else, malformed included. */
   holds(id: string, holder: SessionHolder): Promise<boolean>;
+  /** Loads the key ahead of the first request (at start); a failure is left for a request to retry. */
+  load(): Promise<void>;
 }
 
 const RANDOM_BYTES = 18;
@@ -41,6 +43,7 @@ export function createMcpSessionIds({ sharedKey }: { sharedKey: () => Promise<st
     createHmac('sha256', await macKey()).update(`${random}\n${holder.kind}:${holder.id}\n${holder.userId}`).digest();
 
   return {
+    load: async () => void (await macKey()),
     async issue(holder) {
       const random = randomBytes(RANDOM_BYTES).toString('base64url');
       return `${random}.${(await mac(random, holder)).toString('base64url')}`;
