@@ -6,7 +6,7 @@ import { boundedBody, type BoundedBody } from './body-stream.ts';
 import { standDown } from '../body-deadline.ts';
 import { callerSlots } from './concurrency.ts';
 import { forwardHeaders, type PermissionSpelling } from './headers.ts';
-import { gatewayTimeout, relay, type Upstream, type UpstreamAnswer } from './upstream.ts';
+import { Ending, gatewayTimeout, relay, type Upstream, type UpstreamAnswer } from './upstream.ts';
 import type { CallerSlots } from './concurrency.ts';
 
 // Forwards allowed requests that no local route answered, bounded in every direction:
@@ -40,10 +40,8 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
   const slots = limits.slots ?? callerSlots(limits.maxConcurrentPerCaller);
 
   async function exchange(ctx: GatewayContext, up: Upstream): Promise<UpstreamAnswer> {
-    const ended = new AbortController();
-    const end = (reason: Error) => {
-      if (!ended.signal.aborted) ended.abort(reason);
-    };
+    const ended = new Ending();
+    const end = (reason: Error) => ended.end(reason);
     let deadline: NodeJS.Timeout | undefined;
     const startDeadline = (onExpiry: () => Error) => {
       clearTimeout(deadline);
@@ -75,10 +73,10 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
         path: ctx.path + ctx.search,
         headers: forwardHeaders(ctx.req.headers, ctx.state.caller, spell, { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol }),
         body: body?.stream,
-        signal: ended.signal,
+        signal: ended,
       });
     } catch (e) {
-      const reason: unknown = ended.signal.aborted ? ended.signal.reason : e;
+      const reason: unknown = ended.aborted ? ended.reason : e;
       body?.stop();
       throw reason;
     } finally {

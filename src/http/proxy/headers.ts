@@ -35,7 +35,10 @@ const DROPPED = new Set([
 
 // "_" is read as "-": CGI-style upstreams (Rack, PHP, WSGI, nginx variables) fold the two, so
 // `x_keygate_user_id` would pass for the gateway's own header and `x_api_key` would leak a key.
-const fold = (name: string) => name.toLowerCase().replace(/_/g, '-');
+const fold = (name: string) => {
+  const lower = name.toLowerCase();
+  return lower.includes('_') ? lower.replaceAll('_', '-') : lower;
+};
 
 const isGatewayOwned = (folded: string) => /^x-(forwarded|keygate)(-|$)/.test(folded);
 

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Pool as UndiciPool } from 'undici';
 import { AppError } from '../../errors.ts';
@@ -13,7 +14,7 @@ export interface UpstreamRequest {
   headers: Record<string, string> | HeaderList;
   body?: Readable | string;
   /** Aborting it ends the exchange and closes its upstream connection; an AppError reason is thrown as is. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | Ending;
 }
 
 export interface UpstreamAnswer {
@@ -51,7 +52,31 @@ export function upstreamFailure(e: unknown): AppError {
   return badGateway(e);
 }
 
-const flat = (headers: UpstreamRequest['headers']): string[] | Record<string, string> => (Array.isArray(headers) ? headers.flat() : headers);
+const flat = (headers: UpstreamRequest['headers']): string[] | Record<string, string> => {
+  if (!Array.isArray(headers)) return headers;
+  const out = new Array<string>(headers.length * 2);
+  for (let i = 0; i < headers.length; i++) {
+    out[2 * i] = headers[i]![0];
+    out[2 * i + 1] = headers[i]![1];
+  }
+  return out;
+};
+
+/**
+ * An exchange's abort switch, as undici takes one (an emitter of 'abort' with `aborted` and
+ * `reason`): what an AbortController does for one exchange, without the cost of making an
+ * EventTarget on every forwarded request.
+ */
+export class Ending extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+  end(reason: Error): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
 
 export function createUpstream(url: string, opts: UpstreamOptions): Upstream {
   const base = new URL(url);
