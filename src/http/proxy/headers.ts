@@ -45,11 +45,12 @@ const isGatewayOwned = (folded: string) => /^x-(forwarded|keygate)(-|$)/.test(fo
 /** Names the request's Connection header declares hop-by-hop (RFC 9110 7.6.1), folded. */
 function connectionListed(incoming: IncomingHttpHeaders): Set<string> {
   const listed = new Set<string>();
-  for (const [name, value] of Object.entries(incoming)) {
-    if (fold(name) !== 'connection' || value === undefined) continue;
-    for (const token of (Array.isArray(value) ? value.join(',') : value).split(',')) {
-      if (token.trim()) listed.add(fold(token.trim()));
-    }
+  // Node names every field in lower case and joins repeated Connection fields into one, and no
+  // other name folds onto "connection" (it has no "-" for a "_" to stand for): one field to read.
+  const value = incoming.connection;
+  if (value === undefined) return listed;
+  for (const token of value.split(',')) {
+    if (token.trim()) listed.add(fold(token.trim()));
   }
   return listed;
 }

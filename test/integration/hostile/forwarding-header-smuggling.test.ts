@@ -59,6 +59,14 @@ describe('hostile: headers smuggled to the upstream', function () {
       expect(seen.headers).to.not.have.property('x-debug');
       expect(seen.headers['x-kept']).to.equal('yes');
     });
+
+    it('then a header named in a second Connection field is not forwarded either', async () => {
+      const res = await send('GET', '/api/projects', [['Connection', 'keep-alive'], ['Connection', 'X-Second-Token'], ['X-Second-Token', 'secret'], ['X-Kept', 'yes']]);
+      expect(res.status).to.equal(200);
+      const seen = h.echo.last();
+      expect(seen.headers).to.not.have.property('x-second-token');
+      expect(seen.headers['x-kept']).to.equal('yes');
+    });
   });
 
   describe('when a GET to /api/billing/checkout carries method-override headers', () => {
