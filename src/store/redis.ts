@@ -22,6 +22,10 @@ const failFast: RedisOptions = {
   // Concurrent requests' counter commands share one write to the socket; with per-key GETs (a
   // Cluster refuses MGET across slots) this keeps a list of keys near one round trip per shard.
   enableAutoPipelining: true,
+  // Except the counters' scripts: each is one call for a whole group of requests already (a key's
+  // requests of one turn of the event loop, src/services/quota.ts), so it goes out at once rather
+  // than a turn of the loop later with the next automatic pipeline.
+  autoPipeliningIgnoredCommands: ['eval', 'evalsha'],
   maxRetriesPerRequest: 1,
   // Auto-pipelined commands wait while the previous pipeline to the same node is unanswered, so a
   // Redis that stops answering makes a command wait up to two timeouts. A key create also spends
@@ -75,6 +79,7 @@ function build(setting: RedisSetting): RedisClient {
       return new Cluster(setting.nodes, {
         enableOfflineQueue: false,
         enableAutoPipelining: true,
+        autoPipeliningIgnoredCommands: ['eval', 'evalsha'],
         // Follows MOVED/ASK a bounded number of times; a shard without a master then fails the
         // command (503) instead of retrying until the cluster heals.
         maxRedirections: 6,
