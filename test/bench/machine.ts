@@ -6,6 +6,17 @@ import { loadavg } from 'node:os';
 
 export const loadLine = (): string => loadavg().map((n) => n.toFixed(2)).join(' ');
 
+/** A count option of a bench (`--rounds 3`): a positive integer, or the run stops naming it. */
+export const positive = (name: string, v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got ${v}`);
+  return n;
+};
+
+/** The servers a bench uses unless told otherwise. */
+export const BENCH_DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+export const BENCH_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
 /** Share of all cores busy over `ms`, from /proc/stat; null where there is none. */
 export async function cpuBusy(ms = 2000): Promise<number | null> {
   const sample = async () => {

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { Client, signUp } from '../support/http.ts';
 import { startServer, type ServerProcess } from './children.ts';
 import { checkServices, createBenchDatabase, deleteRedisCounters } from './database.ts';
-import { cpuBusy, loadLine } from './machine.ts';
+import { BENCH_DATABASE_URL, BENCH_REDIS_URL, cpuBusy, loadLine, positive } from './machine.ts';
 import { hangUps, load, type LoadResult, type LoadTarget } from './load.ts';
 import { benchLookup, type LookupBenchResult } from './lookup.ts';
 import { benchPolicy, benchPolicy64Scopes } from './policy.ts';
@@ -42,17 +42,12 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
   },
 });
-const positive = (name: string, v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got ${v}`);
-  return n;
-};
 const ROUNDS = positive('rounds', args.rounds);
 const SECONDS = positive('seconds', args.seconds);
 const WARMUP = positive('warmup', args.warmup);
 const CONNECTIONS = positive('connections', args.connections);
-const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const DATABASE_URL = BENCH_DATABASE_URL;
+const REDIS_URL = BENCH_REDIS_URL;
 const MANY_KEYS = positive('many-keys', args['many-keys']);
 const FLOOD_KEYS = 20_000;
 if (args.only !== undefined && args.only !== 'policy') throw new Error(`--only: expected policy, got ${args.only}`);

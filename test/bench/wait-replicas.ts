@@ -15,7 +15,7 @@ import { createPool } from '../../src/store/db.ts';
 import { startServer } from './children.ts';
 import { compileBenchServer } from './compile.ts';
 import { checkServices, createBenchDatabase } from './database.ts';
-import { cpuBusy, loadLine } from './machine.ts';
+import { BENCH_DATABASE_URL, cpuBusy, loadLine, positive } from './machine.ts';
 import { load, type LoadResult, type LoadTarget } from './load.ts';
 import { median } from './report.ts';
 
@@ -27,16 +27,11 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '50' },
   },
 });
-const positive = (name: string, v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got ${v}`);
-  return n;
-};
 const ROUNDS = positive('rounds', args.rounds);
 const SECONDS = positive('seconds', args.seconds);
 const WARMUP = positive('warmup', args.warmup);
 const CONNECTIONS = positive('connections', args.connections);
-const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const DATABASE_URL = BENCH_DATABASE_URL;
 
 const log = (line: string) => console.log(line);
 
