@@ -98,7 +98,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   const app = new Koa<GatewayState>();
   app.proxy = false;
   // What reaches here is a response stream that broke after the pipeline was done (a client that
-  // hung up, say); errors of the pipeline itself are answered and logged by `problems`.
+  // hung up, say); errors of the pipeline itself are answered and logged by the front door.
   app.on('error', (err: Error) => logger.debug({ err: { name: err.name, message: err.message } }, 'response stream ended early'));
   const prefix = config.apiPrefix;
   const mcpPath = config.surface.paths.mcp;

@@ -37,7 +37,7 @@ export interface ChangeFollower {
   prune(): Promise<number>;
 }
 
-export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_MS }: { pool: Pool; forget: Forget; marginMs?: number }): ChangeFollower {
+export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_MS, nowMs = Date.now }: { pool: Pool; forget: Forget; marginMs?: number; nowMs?: () => number }): ChangeFollower {
   let lastHeard: number | null = null;
   // When a signal without a number was last heard: an instance or CLI of the earlier release, which
   // records nothing, so what it changed while the channel was away is not in the record.
@@ -52,12 +52,12 @@ export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_
     },
     heard(change) {
       if (change !== null) note(change);
-      else unnumberedAt = Date.now();
+      else unnumberedAt = nowMs();
     },
     async catchUp(unheardMs) {
       const from = lastHeard;
       if (from === null) return { status: 'cannot-reach-back', reason: 'the last change heard was never read' };
-      if (Date.now() - unnumberedAt < CHANGES_KEPT_MS) return { status: 'cannot-reach-back', reason: 'a sender of an earlier release (no change record) signalled within the last day' };
+      if (nowMs() - unnumberedAt < CHANGES_KEPT_MS) return { status: 'cannot-reach-back', reason: 'a sender of an earlier release (no change record) signalled within the last day' };
       try {
         const { oldest, rows } = await listChangesSince(pool, from, unheardMs + marginMs, MAX_CATCH_UP);
         // Numbers are consecutive but for rolled-back changes; a gap here may be one, and is then

@@ -78,8 +78,10 @@ function build(setting: RedisSetting): RedisClient {
     case 'cluster':
       return new Cluster(setting.nodes, {
         enableOfflineQueue: false,
+        // Scripts stay automatically pipelined on a Cluster: that path waits for the slot map
+        // while the client is not ready yet, where a direct command would be refused at once.
         enableAutoPipelining: true,
-        autoPipeliningIgnoredCommands: ['eval', 'evalsha'],
+        autoPipeliningIgnoredCommands: [],
         // Follows MOVED/ASK a bounded number of times; a shard without a master then fails the
         // command (503) instead of retrying until the cluster heals.
         maxRedirections: 6,

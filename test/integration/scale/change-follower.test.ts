@@ -42,4 +42,14 @@ describe('the change follower', function () {
     expect(caught.status).to.equal('cannot-reach-back');
     expect(caught.status === 'cannot-reach-back' && caught.reason).to.match(/earlier release/);
   });
+
+  it('a day after the last signal without a number, it trusts the record again', async () => {
+    let now = 1_000_000;
+    const follower = createChangeFollower({ pool, forget: () => {}, marginMs: 0, nowMs: () => now });
+    await follower.start();
+    follower.heard(null);
+    expect((await follower.catchUp(0)).status).to.equal('cannot-reach-back');
+    now += 24 * 3600_000;
+    expect((await follower.catchUp(0)).status).to.equal('caught-up');
+  });
 });
