@@ -4,9 +4,9 @@ import type { Clock } from '../services/clock.ts';
 import type { QuotaOutcome } from '../services/quota.ts';
 import type { UsageCounted } from '../services/usage.ts';
 import type { Caller, GatewayContext } from './state.ts';
+import { RATE_WINDOWS } from '../config.ts';
 
 type KeyCaller = Extract<Caller, { kind: 'key' }>;
-import { RATE_WINDOWS } from '../config.ts';
 
 // Each window is one member of the structured-field list, named by a string: the day first, then
 // the short windows shortest first. The older single-value fields stay the day's.
