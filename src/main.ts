@@ -35,6 +35,7 @@ import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
 import { createMcpSessionIds } from './services/mcp-session-ids.ts';
 import { sharedSecrets } from './services/shared-secrets.ts';
+import { findSecrets } from './store/oauth.ts';
 import { oauthRoutes, renderOAuthError } from './http/routes/oauth.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
 
@@ -215,9 +216,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const slots = callerSlots(config.upstream.maxConcurrentPerCaller);
 
   // Signed with a key every instance derives alike, so an id issued by one is honoured by all.
-  const mcpSessionIds = createMcpSessionIds({ sharedKey: async () => (await sharedSecrets(pool)).cookie_key });
-  // Before the first client asks, so that no initialize waits for the shared row (or its making).
-  if (config.surface.features.mcp) mcpSessionIds.load().catch(() => {});
+  const mcpSessionIds = createMcpSessionIds({
+    sharedKey: async () => (await sharedSecrets(pool)).cookie_key,
+    existingKey: async () => (await findSecrets(pool))?.cookie_key ?? null,
+  });
+  // One read before the server listens, so that no initialize waits for it; nothing runs later.
+  if (config.surface.features.mcp) await mcpSessionIds.load();
   const audit = createAuditService({ pool });
   const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy });
   const { app, routes } = createApp({

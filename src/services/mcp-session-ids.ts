@@ -13,7 +13,10 @@ export interface McpSessionIds {
   issue(holder: SessionHolder): Promise<string>;
   /** Whether `id` was issued by this fleet to this holder; false for anything else, malformed included. */
   holds(id: string, holder: SessionHolder): Promise<boolean>;
-  /** Loads the key ahead of the first request (at start); a failure is left for a request to retry. */
+  /**
+   * Takes the key ahead of the first request (at start) when the shared row already holds it; a
+   * missing row (made with an RSA pair, which is slow) or a failed read is left to the first request.
+   */
   load(): Promise<void>;
 }
 
@@ -28,11 +31,12 @@ const LABEL = 'keygate/mcp-session-id/v1';
  * MAC key is derived from it once and kept. A failed load (a database outage) is tried again on the
  * next request rather than remembered.
  */
-export function createMcpSessionIds({ sharedKey }: { sharedKey: () => Promise<string> }): McpSessionIds {
+export function createMcpSessionIds({ sharedKey, existingKey }: { sharedKey: () => Promise<string>; existingKey?: () => Promise<string | null> }): McpSessionIds {
   let key: Promise<Buffer> | null = null;
+  const derive = (k: string) => createHmac('sha256', k).update(LABEL).digest();
   const macKey = (): Promise<Buffer> => {
     if (key) return key;
-    const loading = sharedKey().then((k) => createHmac('sha256', k).update(LABEL).digest());
+    const loading = sharedKey().then(derive);
     key = loading;
     loading.catch(() => {
       if (key === loading) key = null;
@@ -43,7 +47,10 @@ export function createMcpSessionIds({ sharedKey }: { sharedKey: () => Promise<st
     createHmac('sha256', await macKey()).update(`${random}\n${holder.kind}:${holder.id}\n${holder.userId}`).digest();
 
   return {
-    load: async () => void (await macKey()),
+    async load() {
+      const k = await existingKey?.().catch(() => null);
+      if (k && !key) key = Promise.resolve(derive(k));
+    },
     async issue(holder) {
       const random = randomBytes(RANDOM_BYTES).toString('base64url');
       return `${random}.${(await mac(random, holder)).toString('base64url')}`;
