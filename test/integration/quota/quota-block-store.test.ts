@@ -1,12 +1,6 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { migrationsDir } from '../../../src/services/database.ts';
-import { createPool, type Pool } from '../../../src/store/db.ts';
-import { migrate } from '../../../src/store/migrate.ts';
+import { startCounterEngine, type CounterEngine } from './counter-engines.ts';
 import { createPostgresQuotaBlocks, createRedisQuotaBlocks, type QuotaBlockStore } from '../../../src/store/quota-blocks.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { REDIS_URL, requireRedis } from '../../support/redis.ts';
 
 // CONTRACT 18 and 23 ("a dead instance strands nothing"), at the block store itself: a leased
 // block is recorded with what its holder has not claimed and an expiry; whatever expires goes back
@@ -23,41 +17,25 @@ for (const kind of ['redis', 'postgres'] as const) {
     this.timeout(60_000);
     let store: QuotaBlockStore;
     let counter: (name: string) => Promise<number>;
-    let redis: Redis | null = null;
-    let db: TestDatabase | null = null;
-    let pool: Pool | null = null;
-    const prefix = `kgtest:${randomBytes(4).toString('hex')}:`;
+    let engine: CounterEngine | null = null;
     let seq = 0;
     const fresh = () => `quota:k${++seq}`;
 
     before(async function () {
-      if (kind === 'redis') {
-        await requireRedis(this);
-        redis = new Redis(REDIS_URL);
-        const r = redis;
-        store = createRedisQuotaBlocks(r, prefix);
-        counter = async (name) => Number((await r.get(`${prefix}${name}:${WINDOW.getTime() / 1000}`)) ?? 0);
+      const e = await startCounterEngine(this, kind, 'kg_blocks');
+      engine = e;
+      if (e.kind === 'redis') {
+        store = createRedisQuotaBlocks(e.redis, e.prefix);
+        counter = async (name) => Number((await e.redis.get(`${e.prefix}${name}:${WINDOW.getTime() / 1000}`)) ?? 0);
       } else {
-        db = await createTestDatabase('kg_blocks');
-        pool = createPool(db.url);
-        await migrate(pool, migrationsDir);
-        const p = pool;
-        store = createPostgresQuotaBlocks(p);
+        store = createPostgresQuotaBlocks(e.pool);
         counter = async (name) => {
-          const { rows } = await p.query<{ value: string }>('SELECT value FROM counters WHERE name = $1 AND window_start = $2', [name, WINDOW]);
+          const { rows } = await e.pool.query<{ value: string }>('SELECT value FROM counters WHERE name = $1 AND window_start = $2', [name, WINDOW]);
           return Number(rows[0]?.value ?? 0);
         };
       }
     });
-    after(async () => {
-      if (redis) {
-        const keys = await redis.keys(`*${prefix}*`);
-        if (keys.length) await redis.del(...keys);
-        redis.disconnect();
-      }
-      await pool?.end();
-      await db?.drop();
-    });
+    after(async () => engine?.close());
 
     it('a lease counts the whole block, hands the holder one part, and the holder claims the rest a part at a time', async () => {
       const name = fresh();

@@ -1,14 +1,9 @@
 import { expect } from 'chai';
+import { startCounterEngine, type CounterEngine } from './counter-engines.ts';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { migrationsDir } from '../../../src/services/database.ts';
-import { createPool, type Pool } from '../../../src/store/db.ts';
-import { migrate } from '../../../src/store/migrate.ts';
 import { createPostgresCounters, createRedisCounters, type CounterStore } from '../../../src/store/counters.ts';
 import { groupedWindowSpender, type QuotaOutcome } from '../../../src/services/quota.ts';
 import type { RateLimitRule } from '../../../src/config.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { REDIS_URL, requireRedis } from '../../support/redis.ts';
 
 // CONTRACT 19 at speed: the requests of one windowed key that arrive together are counted by one
 // call to the counter store, and each still gets exactly the answer it would have had alone, in
@@ -22,37 +17,18 @@ for (const kind of ['redis', 'postgres'] as const) {
     this.timeout(60_000);
     let counters: CounterStore;
     let calls: number[] = [];
-    let redis: Redis | null = null;
-    let db: TestDatabase | null = null;
-    let pool: Pool | null = null;
-    const prefix = `kgtest:${randomBytes(4).toString('hex')}:`;
+    let engine: CounterEngine | null = null;
     let seq = 0;
     const fresh = () => `wg${++seq}-${randomBytes(3).toString('hex')}`;
 
     before(async function () {
-      let real: CounterStore;
-      if (kind === 'redis') {
-        await requireRedis(this);
-        redis = new Redis(REDIS_URL);
-        real = createRedisCounters(redis, prefix);
-      } else {
-        db = await createTestDatabase('kg_wgroups');
-        pool = createPool(db.url);
-        await migrate(pool, migrationsDir);
-        real = createPostgresCounters(pool);
-      }
+      const e = await startCounterEngine(this, kind, 'kg_wgroups');
+      engine = e;
+      const real = e.kind === 'redis' ? createRedisCounters(e.redis, e.prefix) : createPostgresCounters(e.pool);
       counters = { ...real, spendAll: (all, count) => (calls.push(count), real.spendAll(all, count)) };
     });
     beforeEach(() => void (calls = []));
-    after(async () => {
-      if (redis) {
-        const keys = await redis.keys(`*${prefix}*`);
-        if (keys.length) await redis.del(...keys);
-        redis.disconnect();
-      }
-      await pool?.end();
-      await db?.drop();
-    });
+    after(async () => engine?.close());
 
     it('twelve requests of one key in one turn: one call; the first five served with 4..0 left in 1s, the rest refused by 1s, nothing of theirs counted', async () => {
       const spend = groupedWindowSpender(counters);
