@@ -28,23 +28,36 @@ RETURNS bigint LANGUAGE sql AS $$
   SELECT COALESCE(sum(unclaimed), 0)::bigint FROM gone
 $$;
 
+-- Makes the window's counter row if it is missing and locks it, returns its expired records'
+-- unclaimed parts to it, and answers its value after that. Every function below that counts
+-- starts here, so each takes the counter's lock first.
+CREATE FUNCTION keygate_lock_counter(cname text, ws timestamptz, window_expiry timestamptz, now_at timestamptz)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v bigint;
+  back bigint;
+BEGIN
+  INSERT INTO counters (name, window_start, value, expires_at) VALUES (cname, ws, 0, window_expiry)
+    ON CONFLICT (name, window_start) DO NOTHING;
+  SELECT c.value INTO v FROM counters c WHERE c.name = cname AND c.window_start = ws FOR UPDATE;
+  back := keygate_reclaim_leases(cname, ws, now_at);
+  IF back > 0 THEN
+    v := v - back;
+    UPDATE counters c SET value = v WHERE c.name = cname AND c.window_start = ws;
+  END IF;
+  RETURN v;
+END $$;
+
 -- Leases up to `want` while the counter stays at or under `cap` (the limit less the requests always
 -- counted one by one). The holder gets `claim` of it now; the rest is recorded until `lease_until`.
 CREATE FUNCTION keygate_lease_block(cname text, ws timestamptz, want bigint, cap bigint, window_expiry timestamptz,
   now_at timestamptz, lease_until timestamptz, lease_id text, claim bigint)
 RETURNS TABLE (granted bigint, counted bigint, claimed bigint) LANGUAGE plpgsql AS $$
 DECLARE
-  v bigint;
-  back bigint;
-  n bigint;
+  v bigint := keygate_lock_counter(cname, ws, window_expiry, now_at);
+  n bigint := GREATEST(0, LEAST(want, cap - v));
 BEGIN
-  INSERT INTO counters (name, window_start, value, expires_at) VALUES (cname, ws, 0, window_expiry)
-    ON CONFLICT (name, window_start) DO NOTHING;
-  SELECT c.value INTO v FROM counters c WHERE c.name = cname AND c.window_start = ws FOR UPDATE;
-  back := keygate_reclaim_leases(cname, ws, now_at);
-  v := v - back;
-  n := GREATEST(0, LEAST(want, cap - v));
-  IF back > 0 OR n > 0 THEN
+  IF n > 0 THEN
     UPDATE counters c SET value = v + n WHERE c.name = cname AND c.window_start = ws;
   END IF;
   IF n > LEAST(n, claim) THEN
@@ -76,18 +89,10 @@ END $$;
 CREATE FUNCTION keygate_spend_one(cname text, ws timestamptz, lim bigint, window_expiry timestamptz, now_at timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-  v bigint;
-  back bigint;
+  v bigint := keygate_lock_counter(cname, ws, window_expiry, now_at);
 BEGIN
-  INSERT INTO counters (name, window_start, value, expires_at) VALUES (cname, ws, 0, window_expiry)
-    ON CONFLICT (name, window_start) DO NOTHING;
-  SELECT c.value INTO v FROM counters c WHERE c.name = cname AND c.window_start = ws FOR UPDATE;
-  back := keygate_reclaim_leases(cname, ws, now_at);
-  v := v - back;
-  IF v >= lim THEN
-    IF back > 0 THEN UPDATE counters c SET value = v WHERE c.name = cname AND c.window_start = ws; END IF;
-    RETURN v + 1;
+  IF v < lim THEN
+    UPDATE counters c SET value = v + 1 WHERE c.name = cname AND c.window_start = ws;
   END IF;
-  UPDATE counters c SET value = v + 1 WHERE c.name = cname AND c.window_start = ws;
   RETURN v + 1;
 END $$;
