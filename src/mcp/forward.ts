@@ -8,7 +8,7 @@ import { statusOfError } from '../http/problem.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
 import { mcpToolRefusal } from '../policy/refusal.ts';
 import { permissionNames } from '../policy/scopes.ts';
-import { identityHeaders, type Upstream } from '../http/proxy/upstream.ts';
+import { identityHeaders, textOf, type Upstream } from '../http/proxy/upstream.ts';
 import type { CallerSlots, Release } from '../http/proxy/concurrency.ts';
 import type { Caller } from '../http/state.ts';
 
@@ -142,7 +142,7 @@ async function sendTool(upstream: Upstream, method: string, found: { path: strin
     if (e instanceof AppError) return refusedResult(e);
     throw e;
   }
-  const text = await res.body.text();
+  const text = await textOf(res.body);
   const status = `${res.status} ${STATUS_CODES[res.status] ?? ''}`.trim();
   if (res.status < 200 || res.status >= 300) return toolError(`The upstream answered ${status}${text ? `: ${text}` : '.'}`);
   if (!text) return textResult(status);

@@ -110,6 +110,6 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
       if (e instanceof ClientGone) return goneBeforeAnswer(ctx);
       throw e;
     }
-    await relay(ctx, answer);
+    relay(ctx, answer);
   };
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { Readable } from 'node:stream';
-import { Pool as UndiciPool } from 'undici';
+import { Readable } from 'node:stream';
+import { Pool as UndiciPool, type Dispatcher } from 'undici';
 import { AppError } from '../../errors.ts';
 import type { GatewayContext } from '../state.ts';
 import type { HeaderList } from './headers.ts';
@@ -20,8 +20,11 @@ export interface UpstreamRequest {
 export interface UpstreamAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  /** A stream the caller must consume or destroy. */
-  body: NodeJS.ReadableStream & { text(): Promise<string>; arrayBuffer(): Promise<ArrayBuffer> };
+  /**
+   * An answer of known length up to BUFFER_UP_TO bytes arrives whole; any other (no length, larger,
+   * or the answer to a HEAD) as a stream the caller must consume or destroy.
+   */
+  body: Buffer | Readable;
 }
 
 export interface Upstream {
@@ -78,6 +81,118 @@ export class Ending extends EventEmitter {
   }
 }
 
+// Answers up to this size are read whole and sent as one buffer: streaming one costs Koa a
+// pipeline with its own AbortController per response, a measurable share of a small JSON answer.
+const BUFFER_UP_TO = 64 * 1024;
+
+type AbortSwitch = NonNullable<UpstreamRequest['signal']>;
+
+/** Calls `fn` once when `signal` aborts; returns what stops listening. */
+function onAbort(signal: AbortSwitch, fn: () => void): () => void {
+  if (signal instanceof Ending) {
+    signal.once('abort', fn);
+    return () => signal.off('abort', fn);
+  }
+  signal.addEventListener('abort', fn, { once: true });
+  return () => signal.removeEventListener('abort', fn);
+}
+
+const noop = () => {};
+
+/**
+ * One exchange with the upstream, as undici's dispatcher drives it. Written out rather than
+ * undici's `request()`, which wraps every answer in a stream of its own behind an async resource:
+ * a small answer of known length is gathered here and handed over whole, and only the others
+ * become a stream, which pauses the upstream connection while its reader is behind.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private settled = false;
+  private chunks: Buffer[] | null = null;
+  private stream: Readable | null = null;
+  private head: { status: number; headers: UpstreamAnswer['headers'] } | null = null;
+  private stopListening = noop;
+  private ended = false;
+
+  constructor(
+    private readonly headOnly: boolean,
+    private readonly requestBody: UpstreamRequest['body'],
+    private readonly resolve: (answer: UpstreamAnswer) => void,
+    private readonly reject: (e: unknown) => void,
+    private readonly signal: AbortSwitch | undefined,
+  ) {
+    if (signal) this.stopListening = onAbort(signal, () => this.abort(signal.reason));
+  }
+
+  private abort(reason: unknown): void {
+    const err = reason instanceof Error ? reason : new Error('aborted');
+    if (this.controller) this.controller.abort(err);
+    else this.fail(err);
+  }
+
+  private answer(body: UpstreamAnswer['body']): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve({ status: this.head!.status, headers: this.head!.headers, body });
+  }
+
+  private fail(e: unknown): void {
+    this.stopListening();
+    if (this.requestBody && typeof this.requestBody !== 'string' && !this.requestBody.destroyed) this.requestBody.destroy();
+    if (!this.settled) {
+      this.settled = true;
+      // The switch's own reason (a deadline's 504, a body's 413) is the answer, whatever undici made of it.
+      this.reject(this.signal?.aborted && this.signal.reason instanceof AppError ? this.signal.reason : upstreamFailure(e));
+    } else if (this.stream && !this.stream.destroyed) this.stream.destroy(upstreamFailure(e));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal?.aborted) this.abort(this.signal.reason);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: UpstreamAnswer['headers']): void {
+    // 1xx (100 Continue, 103 Early Hints) are the upstream's business: the answer is still to come.
+    if (statusCode < 200) return;
+    this.head = { status: statusCode, headers };
+    const declared = headers['content-length'];
+    const length = typeof declared === 'string' ? Number(declared) : NaN;
+    if (!this.headOnly && length <= BUFFER_UP_TO) {
+      this.chunks = [];
+      return;
+    }
+    this.stream = new Readable({
+      read: () => controller.resume(),
+      destroy: (err, done) => {
+        // The reader went away (a client that hung up): the upstream connection goes with it.
+        if (!controller.aborted && !this.ended) controller.abort(err ?? new Error('the answer was not read to its end'));
+        done(err);
+      },
+    });
+    this.stopListening();
+    this.answer(this.stream);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.chunks) this.chunks.push(chunk);
+    else if (this.stream && !this.stream.push(chunk)) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    if (this.chunks) {
+      this.stopListening();
+      const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+      this.chunks = null;
+      this.answer(whole);
+    } else this.stream?.push(null);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+}
+
 export function createUpstream(url: string, opts: UpstreamOptions): Upstream {
   const base = new URL(url);
   const basePath = base.pathname.replace(/\/$/, '');
@@ -85,17 +200,22 @@ export function createUpstream(url: string, opts: UpstreamOptions): Upstream {
   // the content route); the forwarder's deadline also covers the time spent sending the body.
   const pool = new UndiciPool(base.origin, { connections: 128, keepAliveTimeout: 10_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
   return {
-    async send({ method, path, headers, body, signal }) {
-      try {
-        const res = await pool.request({ method: method as 'GET', path: basePath + path, headers: flat(headers), body, signal });
-        return { status: res.statusCode, headers: res.headers, body: res.body };
-      } catch (e) {
-        if (signal?.aborted && signal.reason instanceof AppError) throw signal.reason;
-        throw upstreamFailure(e);
-      }
+    send({ method, path, headers, body, signal }) {
+      return new Promise<UpstreamAnswer>((resolve, reject) => {
+        const exchange = new Exchange(method === 'HEAD', body, resolve, reject, signal);
+        pool.dispatch({ method: method as Dispatcher.HttpMethod, path: basePath + path, headers: flat(headers), body }, exchange);
+      });
     },
     close: () => pool.close(),
   };
+}
+
+/** An answer's body as text, read whole. */
+export async function textOf(body: UpstreamAnswer['body']): Promise<string> {
+  if (Buffer.isBuffer(body)) return body.toString('utf8');
+  const parts: Buffer[] = [];
+  for await (const part of body) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
 }
 
 // Hop-by-hop headers of the answer (RFC 9110 7.6.1) describe the upstream's connection only; Koa
@@ -105,29 +225,18 @@ const ANSWER_DROPPED = new Set([
   'host', 'content-length', 'x-api-key', 'x-content-api-key',
 ]);
 
-// Answers up to this size are read whole and sent as one buffer: streaming one costs Koa a
-// pipeline with its own AbortController per response, a measurable share of a small JSON answer.
-const BUFFER_UP_TO = 64 * 1024;
-
 /** Copies an upstream answer onto the Koa response, minus hop-by-hop headers. */
-export async function relay(ctx: GatewayContext, res: UpstreamAnswer): Promise<void> {
-  // A client that hangs up first makes Koa destroy this body, which undici reports as an 'error'
-  // event; with no listener that would end the process. Koa still sees the stream end.
-  res.body.on('error', () => {});
+export function relay(ctx: GatewayContext, res: UpstreamAnswer): void {
   const listed = new Set(String(res.headers.connection ?? '').split(',').map((t) => t.trim().toLowerCase()));
-  const length = res.headers['content-length'] === undefined ? NaN : Number(res.headers['content-length']);
-  if (ctx.method !== 'HEAD' && length <= BUFFER_UP_TO) {
-    let whole: Buffer;
-    try {
-      whole = Buffer.from(await res.body.arrayBuffer());
-    } catch (e) {
-      throw upstreamFailure(e);
-    }
-    copyHeaders(ctx, res, listed);
-    ctx.body = whole;
+  copyHeaders(ctx, res, listed);
+  if (Buffer.isBuffer(res.body)) {
+    ctx.body = res.body;
     return;
   }
-  copyHeaders(ctx, res, listed);
+  // A client that hangs up first makes Koa destroy this body; an error it then emits (the upstream
+  // failing mid-answer) must have a listener or it would end the process. Koa still sees the end.
+  res.body.on('error', noop);
+  const length = res.headers['content-length'] === undefined ? NaN : Number(res.headers['content-length']);
   if (Number.isFinite(length)) ctx.length = length;
   ctx.body = res.body;
 }
