@@ -201,7 +201,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     consoleRoutes({ console: deps.console, accounts: deps.accounts, audit: deps.audit, plans: config.plans }).prefix(prefix),
     scopeRoutes({ policy: deps.policy, config }).prefix(prefix),
     ...(features.apiKeys ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage, variant }).prefix(prefix)] : []),
-    openApiRoutes(buildOpenApi(config)).prefix(prefix),
+    openApiRoutes(() => buildOpenApi(config)).prefix(prefix),
     ...(oauth ? [oauthGrantRoutes({ grants: oauth.grants }).prefix(prefix)] : []),
     ...(deps.extraRouters ?? []),
   ];

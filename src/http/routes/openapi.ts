@@ -8,15 +8,17 @@ export const openApiOperations = {
 } satisfies Record<string, Operation>;
 
 /**
- * `GET /openapi.json`: public; built once, since it depends only on the configuration. The document
- * is handed in (app.ts builds it with http/openapi.ts), which reads this file's operation too.
+ * `GET /openapi.json`: public; built on the first request for it and kept, since it depends only on
+ * the configuration. Not at start: turning every schema into JSON Schema is about a quarter of
+ * what a gateway allocates while it starts, and most gateways are never asked. The builder is
+ * handed in (app.ts passes http/openapi.ts's, which reads this file's operation too).
  */
-export function openApiRoutes(document: Record<string, unknown>): Router<GatewayState> {
+export function openApiRoutes(build: () => Record<string, unknown>): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
-  const text = JSON.stringify(document);
+  let text: string | null = null;
   serve(router, openApiOperations.document, (ctx) => {
     ctx.type = 'application/json';
-    ctx.body = text;
+    ctx.body = text ??= JSON.stringify(build());
   });
   return router;
 }

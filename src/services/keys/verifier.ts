@@ -20,7 +20,7 @@ export interface VerifierOptions {
   enabled: boolean;
   /** Whether the lookup may be a named prepared statement (not through a transaction pooler). */
   preparedStatements?: boolean;
-  /** Bytes the cached records of stored keys may take (estimated per record, about 1.5 KB each). */
+  /** Bytes the cached records of stored keys may take (estimated per record, about 1.5 KB each, at least what they hold). */
   maxBytes?: number;
   /** Bytes the remembered unknown keys may take (about 200 each); kept apart so a flood of made-up keys cannot push real ones out. */
   unknownMaxBytes?: number;
@@ -38,20 +38,38 @@ export interface VerifierOptions {
 /** miss: a database lookup; refused-unknown: not in the filter of stored keys, refused with no lookup. */
 export type LookupResult = 'hit' | 'miss' | 'negative-hit' | 'malformed' | 'refused-unknown';
 
-type Entry = {
-  row: keys.KeyWithOwnerRow | null;
-  /** The answer for a valid key, built once per cached record rather than once per request. */
-  valid?: AuthResult;
-};
+/** What is kept of a stored key: the answer it makes, judged for expiry again at each use. */
+interface Known {
+  id: string;
+  userId: string;
+  expiresAt: Date | null;
+  /** The answer as if the key had no expiry, built once when the row is read. */
+  answer: AuthResult;
+  bytes: number;
+}
+/** known: null when no such key is stored. The row itself is not kept: most of its columns are never read again. */
+type Entry = { known: Known | null };
+
+// Before any expiry a key can have: the stored answer leaves expiry to the moment of use.
+const BEFORE_EVERY_EXPIRY = new Date(-8.64e15);
+const UNKNOWN: AuthResult = Object.freeze({ status: 'unknown' });
+const EXPIRED: AuthResult = Object.freeze({ status: 'expired' });
 
 const UNKNOWN_ENTRY_BYTES = 200;
-// Measured: a cached record with its hash key and index entries holds about 1.5 KB of heap with
-// short names and e-mail addresses; the strings that vary are counted on top (two bytes a character at worst).
-const entryBytes = (entry: Entry) => {
-  const r = entry.row;
-  if (!r) return UNKNOWN_ENTRY_BYTES;
-  return 1500 + 2 * (r.name.length + r.owner_email.length + r.owner_name.length + JSON.stringify(r.permissions).length);
-};
+// Measured (test/bench/memory.ts --snapshots, 21,000 cached keys with short names and e-mail
+// addresses): 1.4 KB of live heap per cached key, its hash, index entries and the LRU's own arrays
+// included (1.8 KB while the whole row was kept). 1.5 KB is counted, plus the strings that vary
+// (two bytes a character at worst), so the byte bound errs on the side of fewer keys.
+function knownOf(row: keys.KeyWithOwnerRow): Known {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    expiresAt: row.expires_at,
+    answer: authResultOf(row, BEFORE_EVERY_EXPIRY),
+    bytes: 1500 + 2 * (row.name.length + row.owner_email.length + row.owner_name.length + JSON.stringify(row.permissions).length),
+  };
+}
+const entryBytes = (entry: Entry) => entry.known?.bytes ?? UNKNOWN_ENTRY_BYTES;
 
 export type KeyVerifier = ReturnType<typeof createKeyVerifier>;
 
@@ -59,18 +77,18 @@ export function createKeyVerifier(opts: VerifierOptions) {
   const { pool, clock } = opts;
   const byKeyId = new Map<string, string>();
   const byUserId = new Map<string, Set<string>>();
-  const unindex = (hash: string, row: keys.KeyWithOwnerRow | null) => {
-    if (!row) return;
-    if (byKeyId.get(row.id) === hash) byKeyId.delete(row.id);
-    const set = byUserId.get(row.user_id);
+  const unindex = (hash: string, known: Known | null) => {
+    if (!known) return;
+    if (byKeyId.get(known.id) === hash) byKeyId.delete(known.id);
+    const set = byUserId.get(known.userId);
     set?.delete(hash);
-    if (set?.size === 0) byUserId.delete(row.user_id);
+    if (set?.size === 0) byUserId.delete(known.userId);
   };
   const cache = new LRUCache<string, Entry>({
     maxSize: opts.maxBytes ?? 32 * 1024 * 1024,
     sizeCalculation: entryBytes,
     ttl: opts.ttlMs ?? 60_000,
-    dispose: (entry, hash) => unindex(hash, entry.row),
+    dispose: (entry, hash) => unindex(hash, entry.known),
     // Expiry follows the injected clock, so a test decides when "a while" has passed.
     perf: { now: () => clock().getTime() },
   });
@@ -95,7 +113,7 @@ export function createKeyVerifier(opts: VerifierOptions) {
   async function load(hash: string, digest: Buffer): Promise<Entry> {
     const started = epoch;
     const row = await keys.findKeyByHash(pool, digest, opts.preparedStatements ?? true);
-    const entry: Entry = { row };
+    const entry: Entry = { known: row ? knownOf(row) : null };
     if (row) guard.remember(digest);
     if (epoch !== started) return entry;
     if (!row) {
@@ -132,9 +150,9 @@ export function createKeyVerifier(opts: VerifierOptions) {
       await guard.refresh();
       if (!guard.mayExist(digest)) {
         opts.onLookup?.('refused-unknown');
-        const known: Entry = { row: null };
-        unknown.set(hash, known);
-        return known;
+        const none: Entry = { known: null };
+        unknown.set(hash, none);
+        return none;
       }
       pending = inFlight.get(hash);
     }
@@ -151,14 +169,15 @@ export function createKeyVerifier(opts: VerifierOptions) {
 
   /** What a known record means now: expiry is judged now, not when the record was cached. */
   const judge = (entry: Entry): AuthResult => {
+    const known = entry.known;
+    if (!known) return UNKNOWN;
+    const { answer } = known;
+    // Revoked and disabled come before expired, as authResultOf has them; a banned owner after.
+    if (answer.status === 'revoked' || answer.status === 'disabled') return answer;
     const now = clock();
-    const expired = entry.row?.expires_at != null && entry.row.expires_at <= now;
-    const result = entry.valid && !expired ? entry.valid : authResultOf(entry.row, now);
-    if (result.status === 'valid') {
-      entry.valid ??= result;
-      lastUse.set(result.key.id, now);
-    }
-    return result;
+    if (known.expiresAt !== null && known.expiresAt <= now) return EXPIRED;
+    if (answer.status === 'valid') lastUse.set(answer.key.id, now);
+    return answer;
   };
 
   const stopFlushing = (opts.every ?? systemEvery)(opts.flushIntervalMs ?? 2_000, flush);
@@ -173,7 +192,7 @@ export function createKeyVerifier(opts: VerifierOptions) {
       const hash = sha256Hex(plaintext);
       const entry = cache.get(hash) ?? unknown.get(hash);
       if (!entry) return lookUp(hash).then(judge);
-      opts.onLookup?.(entry.row ? 'hit' : 'negative-hit');
+      opts.onLookup?.(entry.known ? 'hit' : 'negative-hit');
       return judge(entry);
     },
 

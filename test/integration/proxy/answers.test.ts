@@ -23,7 +23,8 @@ describe('forwarding: answers of every shape come back as the upstream sent them
   let gw: TestGateway;
   let key: string;
   // The last exchange of /api/endless, seen from the upstream's side.
-  let endless: { written: number; closed: boolean; finished: boolean } | null = null;
+  interface Endless { written: number; closed: boolean; finished: boolean }
+  let endless: Endless | null = null;
 
   before(async () => {
     upstream = createServer((req, res) => {
@@ -55,7 +56,8 @@ describe('forwarding: answers of every shape come back as the upstream sent them
       res.writeHead(404).end();
     });
     const writeEndless = (res: ServerResponse) => {
-      const seen = (endless = { written: 0, closed: false, finished: false });
+      const seen: Endless = { written: 0, closed: false, finished: false };
+      endless = seen;
       res.once('close', () => (seen.closed = true));
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BIG_STREAM) });
       const chunk = Buffer.alloc(64 * 1024, 7);
