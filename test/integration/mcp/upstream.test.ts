@@ -68,4 +68,43 @@ describe('MCP server: forwarded tools without a working upstream', () => {
       expect(textOf(res)).to.match(/^502 BAD_GATEWAY: The upstream service did not answer/);
     });
   });
+
+  describe('when the upstream answers in parts (no length) or with more than 64 KiB', () => {
+    let gw: TestGateway;
+    let upstream: ReturnType<typeof createServer>;
+    // About 100 KB of JSON: past what the forwarder gathers whole, so it arrives as a stream.
+    const rows = Array.from({ length: 2000 }, (_, i) => ({ id: `p_${i}`, name: `Project number ${i} with a longer name` }));
+    const whole = JSON.stringify({ projects: rows });
+    before(async () => {
+      upstream = createServer((req, res) => {
+        if (req.url === '/api/chunked') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write(whole.slice(0, 10));
+          setImmediate(() => res.end(whole.slice(10)));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(whole)) }).end(whole);
+      });
+      await new Promise<void>((ok) => upstream.listen(0, '127.0.0.1', () => ok()));
+      gw = await startTestGateway({
+        config: {
+          upstream: { url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` },
+          mcpServer: { tools: [{ name: 'chunked', method: 'GET', path: '/api/chunked' }, { name: 'large', method: 'GET', path: '/api/large' }] },
+        },
+        counters: 'postgres',
+      });
+    });
+    after(async () => {
+      await gw?.stop();
+      await new Promise<void>((ok) => upstream.close(() => ok()));
+    });
+
+    for (const name of ['chunked', 'large']) {
+      it(`the ${name} answer reaches the agent whole`, async () => {
+        const res = await callAsAgent(gw, name, {});
+        expect(res.isError ?? false).to.equal(false);
+        expect(textOf(res)).to.equal(whole);
+      });
+    }
+  });
 });
