@@ -169,6 +169,9 @@ class Exchange implements Dispatcher.DispatchHandler {
         done(err);
       },
     });
+    // An error (the upstream failing mid-answer) may come before the reader has attached: with no
+    // listener it would end the process. Readers (Koa's pipeline, textOf) still see it.
+    this.stream.on('error', noop);
     this.stopListening();
     this.answer(this.stream);
   }
@@ -233,9 +236,6 @@ export function relay(ctx: GatewayContext, res: UpstreamAnswer): void {
     ctx.body = res.body;
     return;
   }
-  // A client that hangs up first makes Koa destroy this body; an error it then emits (the upstream
-  // failing mid-answer) must have a listener or it would end the process. Koa still sees the end.
-  res.body.on('error', noop);
   const length = res.headers['content-length'] === undefined ? NaN : Number(res.headers['content-length']);
   if (Number.isFinite(length)) ctx.length = length;
   ctx.body = res.body;
