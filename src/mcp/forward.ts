@@ -131,6 +131,7 @@ function headersFor(fx: ForwardContext, method: string): Record<string, string> 
 /** The upstream exchange of one tool call, its answer read whole: the slot is held until then. */
 async function sendTool(upstream: Upstream, method: string, found: { path: string; rest: ToolInput }, headers: Record<string, string>, inQuery: boolean): Promise<CallToolResult> {
   let res: Awaited<ReturnType<Upstream['send']>>;
+  let text: string;
   try {
     res = await upstream.send({
       method,
@@ -138,11 +139,12 @@ async function sendTool(upstream: Upstream, method: string, found: { path: strin
       headers,
       ...(inQuery ? {} : { body: JSON.stringify(found.rest) }),
     });
+    // A streamed answer (no length, or past 64 KiB) that breaks off is the same 502 as a small one.
+    text = await textOf(res.body);
   } catch (e) {
     if (e instanceof AppError) return refusedResult(e);
     throw e;
   }
-  const text = await textOf(res.body);
   const status = `${res.status} ${STATUS_CODES[res.status] ?? ''}`.trim();
   if (res.status < 200 || res.status >= 300) return toolError(`The upstream answered ${status}${text ? `: ${text}` : '.'}`);
   if (!text) return textResult(status);

@@ -14,7 +14,11 @@ import type { CallerSlots } from './concurrency.ts';
 // take to answer, and a client that hangs up takes its upstream connection down with it.
 
 export interface ForwardLimits {
-  /** For the whole body to arrive, and then again for the upstream to answer. */
+  /**
+   * For the whole body to arrive, and then again for the upstream to answer: its head, and the
+   * whole of an answer of known length up to 64 KiB (gathered before it is sent on); a larger or
+   * unsized answer streams, with undici's timer between two parts.
+   */
   timeoutMs: number;
   maxConcurrentPerCaller: number;
   /** A body that sends nothing for this long gets 408. */

@@ -205,6 +205,12 @@ export function createUpstream(url: string, opts: UpstreamOptions): Upstream {
   return {
     send({ method, path, headers, body, signal }) {
       return new Promise<UpstreamAnswer>((resolve, reject) => {
+        // Already over (the client left, a deadline passed): nothing is sent, and no connection is
+        // waited for only to be torn down.
+        if (signal?.aborted) {
+          reject(signal.reason instanceof AppError ? signal.reason : upstreamFailure(signal.reason));
+          return;
+        }
         const exchange = new Exchange(method === 'HEAD', body, resolve, reject, signal);
         pool.dispatch({ method: method as Dispatcher.HttpMethod, path: basePath + path, headers: flat(headers), body }, exchange);
       });

@@ -77,6 +77,12 @@ describe('MCP server: forwarded tools without a working upstream', () => {
     const whole = JSON.stringify({ projects: rows });
     before(async () => {
       upstream = createServer((req, res) => {
+        if (req.url === '/api/breaks') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write(whole.slice(0, 1000));
+          setTimeout(() => res.socket?.destroy(), 20);
+          return;
+        }
         if (req.url === '/api/chunked') {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.write(whole.slice(0, 10));
@@ -89,7 +95,7 @@ describe('MCP server: forwarded tools without a working upstream', () => {
       gw = await startTestGateway({
         config: {
           upstream: { url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` },
-          mcpServer: { tools: [{ name: 'chunked', method: 'GET', path: '/api/chunked' }, { name: 'large', method: 'GET', path: '/api/large' }] },
+          mcpServer: { tools: [{ name: 'chunked', method: 'GET', path: '/api/chunked' }, { name: 'large', method: 'GET', path: '/api/large' }, { name: 'breaks', method: 'GET', path: '/api/breaks' }] },
         },
         counters: 'postgres',
       });
@@ -106,5 +112,11 @@ describe('MCP server: forwarded tools without a working upstream', () => {
         expect(textOf(res)).to.equal(whole);
       });
     }
+
+    it('an answer that breaks off mid-stream is a tool error with 502 BAD_GATEWAY, not a transport failure', async () => {
+      const res = await callAsAgent(gw, 'breaks', {});
+      expect(res.isError).to.equal(true);
+      expect(textOf(res)).to.match(/^502 BAD_GATEWAY: /);
+    });
   });
 });

@@ -173,4 +173,57 @@ describe('forwarding: answers of every shape come back as the upstream sent them
     await until('the upstream exchange is closed', () => endless!.closed, 5_000);
     expect(endless!.finished).to.equal(false);
   });
+
+  describe('a small answer whose body stalls (gathered whole before it is sent on)', () => {
+    let slow: Server;
+    let sgw: TestGateway;
+    let skey: string;
+    // Exchanges the upstream has begun and not yet seen closed, and a signal for each beginning.
+    const open = new Set<ServerResponse>();
+    let began: (() => void) | null = null;
+    before(async () => {
+      slow = createServer((_req, res) => {
+        open.add(res);
+        res.once('close', () => open.delete(res));
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '20' });
+        res.write('first');
+        began?.();
+      });
+      await new Promise<void>((ok) => slow.listen(0, '127.0.0.1', () => ok()));
+      sgw = await startTestGateway({ config: { upstream: { url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`, timeoutMs: 800 }, defaultApiRateLimit: 10000 } });
+      const { client } = await signUp(sgw.url);
+      skey = (await client.post('/api/api-keys', { name: 'k' })).body.key as string;
+    });
+    after(async () => {
+      await sgw.stop();
+      slow.closeAllConnections();
+      await new Promise<void>((ok) => slow.close(() => ok()));
+    });
+
+    it('is 504 GATEWAY_TIMEOUT once upstream.timeoutMs has passed, never the part that came, and the upstream exchange is closed', async () => {
+      const started = Date.now();
+      const res = await fetch(`${sgw.url}/api/stalls`, { headers: { 'x-api-key': skey } });
+      const text = await res.text();
+      expect(res.status).to.equal(504);
+      expect(JSON.parse(text).code).to.equal('GATEWAY_TIMEOUT');
+      expect(text).not.to.include('first');
+      // Not at once: undici's own body timer (coarse, up to half a second early) or the forwarder's deadline.
+      expect(Date.now() - started).to.be.at.least(250);
+      await until('the upstream exchange is closed', () => open.size === 0, 5_000);
+    });
+
+    it('a client that hangs up meanwhile closes the upstream exchange at once, not at the deadline', async () => {
+      const url = new URL(sgw.url);
+      const arrived = new Promise<void>((ok) => (began = ok));
+      const req = request({ host: url.hostname, port: url.port, path: '/api/stalls', headers: { 'x-api-key': skey } });
+      req.on('error', () => {});
+      req.end();
+      await arrived;
+      began = null;
+      const left = Date.now();
+      req.destroy();
+      await until('the upstream exchange is closed', () => open.size === 0, 5_000);
+      expect(Date.now() - left).to.be.below(600);
+    });
+  });
 });
