@@ -18,6 +18,20 @@ const BIG = pattern(300 * 1024);
 const EDGE = pattern(64 * 1024);
 const BIG_STREAM = 64 * 1024 * 1024;
 
+/** A gateway forwarding to `upstream` (listening already), and a key of a new user on it. */
+async function gatewayTo(upstream: Server, limits: { timeoutMs?: number } = {}): Promise<{ gw: TestGateway; key: string }> {
+  const { port } = upstream.address() as AddressInfo;
+  const gw = await startTestGateway({ config: { upstream: { url: `http://127.0.0.1:${port}`, ...limits }, defaultApiRateLimit: 10000 } });
+  const { client } = await signUp(gw.url);
+  return { gw, key: (await client.post('/api/api-keys', { name: 'k' })).body.key as string };
+}
+
+async function stopBoth(gw: TestGateway, upstream: Server): Promise<void> {
+  await gw.stop();
+  upstream.closeAllConnections();
+  await new Promise<void>((ok) => upstream.close(() => ok()));
+}
+
 describe('forwarding: answers of every shape come back as the upstream sent them', () => {
   let upstream: Server;
   let gw: TestGateway;
@@ -74,16 +88,9 @@ describe('forwarding: answers of every shape come back as the upstream sent them
       pump();
     };
     await new Promise<void>((ok) => upstream.listen(0, '127.0.0.1', () => ok()));
-    const { port } = upstream.address() as AddressInfo;
-    gw = await startTestGateway({ config: { upstream: { url: `http://127.0.0.1:${port}` }, defaultApiRateLimit: 10000 } });
-    const { client } = await signUp(gw.url);
-    key = (await client.post('/api/api-keys', { name: 'k' })).body.key as string;
+    ({ gw, key } = await gatewayTo(upstream));
   });
-  after(async () => {
-    await gw.stop();
-    upstream.closeAllConnections();
-    await new Promise<void>((ok) => upstream.close(() => ok()));
-  });
+  after(() => stopBoth(gw, upstream));
 
   /** One request through the gateway, the answer read whole (or as far as it came). */
   const fetchRaw = (path: string, method = 'GET') =>
@@ -190,15 +197,9 @@ describe('forwarding: answers of every shape come back as the upstream sent them
         began?.();
       });
       await new Promise<void>((ok) => slow.listen(0, '127.0.0.1', () => ok()));
-      sgw = await startTestGateway({ config: { upstream: { url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`, timeoutMs: 800 }, defaultApiRateLimit: 10000 } });
-      const { client } = await signUp(sgw.url);
-      skey = (await client.post('/api/api-keys', { name: 'k' })).body.key as string;
+      ({ gw: sgw, key: skey } = await gatewayTo(slow, { timeoutMs: 800 }));
     });
-    after(async () => {
-      await sgw.stop();
-      slow.closeAllConnections();
-      await new Promise<void>((ok) => slow.close(() => ok()));
-    });
+    after(() => stopBoth(sgw, slow));
 
     it('is 504 GATEWAY_TIMEOUT once upstream.timeoutMs has passed, never the part that came, and the upstream exchange is closed', async () => {
       const started = Date.now();
