@@ -4,7 +4,7 @@ import * as keys from '../../store/apikeys.ts';
 import { systemEvery, type Clock, type Every } from '../clock.ts';
 import { sha256Hex } from '../secrets.ts';
 import { hasValidChecksum } from './format.ts';
-import { authResultOf } from './auth-result.ts';
+import { judgedAt, standingOf, UNKNOWN_KEY } from './auth-result.ts';
 import type { AuthResult } from './types.ts';
 import { createUnknownKeyGuard, type UnknownKeyGuardOptions } from './unknown-keys.ts';
 import type { Invalidated } from '../invalidation.ts';
@@ -38,22 +38,18 @@ export interface VerifierOptions {
 /** miss: a database lookup; refused-unknown: not in the filter of stored keys, refused with no lookup. */
 export type LookupResult = 'hit' | 'miss' | 'negative-hit' | 'malformed' | 'refused-unknown';
 
-/** What is kept of a stored key: the answer it makes, judged for expiry again at each use. */
+/** What is kept of a stored key: its standing, judged for expiry again at each use. */
 interface Known {
   id: string;
   userId: string;
   expiresAt: Date | null;
-  /** The answer as if the key had no expiry, built once when the row is read. */
-  answer: AuthResult;
+  /** What the key means, its expiry aside (standingOf), built once when the row is read. */
+  standing: AuthResult;
   bytes: number;
 }
 /** known: null when no such key is stored. The row itself is not kept: most of its columns are never read again. */
 type Entry = { known: Known | null };
 
-// Before any expiry a key can have: the stored answer leaves expiry to the moment of use.
-const BEFORE_EVERY_EXPIRY = new Date(-8.64e15);
-const UNKNOWN: AuthResult = Object.freeze({ status: 'unknown' });
-const EXPIRED: AuthResult = Object.freeze({ status: 'expired' });
 
 const UNKNOWN_ENTRY_BYTES = 200;
 // Measured (test/bench/memory.ts --snapshots, 21,000 cached keys with short names and e-mail
@@ -65,7 +61,7 @@ function knownOf(row: keys.KeyWithOwnerRow): Known {
     id: row.id,
     userId: row.user_id,
     expiresAt: row.expires_at,
-    answer: authResultOf(row, BEFORE_EVERY_EXPIRY),
+    standing: standingOf(row),
     bytes: 1500 + 2 * (row.name.length + row.owner_email.length + row.owner_name.length + JSON.stringify(row.permissions).length),
   };
 }
@@ -170,14 +166,11 @@ export function createKeyVerifier(opts: VerifierOptions) {
   /** What a known record means now: expiry is judged now, not when the record was cached. */
   const judge = (entry: Entry): AuthResult => {
     const known = entry.known;
-    if (!known) return UNKNOWN;
-    const { answer } = known;
-    // Revoked and disabled come before expired, as authResultOf has them; a banned owner after.
-    if (answer.status === 'revoked' || answer.status === 'disabled') return answer;
+    if (!known) return UNKNOWN_KEY;
     const now = clock();
-    if (known.expiresAt !== null && known.expiresAt <= now) return EXPIRED;
-    if (answer.status === 'valid') lastUse.set(answer.key.id, now);
-    return answer;
+    const result = judgedAt(known.standing, known.expiresAt, now);
+    if (result.status === 'valid') lastUse.set(result.key.id, now);
+    return result;
   };
 
   const stopFlushing = (opts.every ?? systemEvery)(opts.flushIntervalMs ?? 2_000, flush);
