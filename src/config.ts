@@ -3,7 +3,6 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { parseHostPorts, type RedisSetting } from './store/redis.ts';
 
 // The only reader of process.env and keygate.yaml. Everything else is handed a Config.
 
@@ -323,6 +322,27 @@ function configPathFrom(argv: string[], env: NodeJS.ProcessEnv, cwd: string): st
   if (env.KEYGATE_CONFIG) return resolve(cwd, env.KEYGATE_CONFIG);
   const local = resolve(cwd, 'keygate.yaml');
   return existsSync(local) ? local : null;
+}
+
+// The Redis topologies are described here, not in src/store/redis.ts: config may be used by anything and
+// imports nothing above it, so the client that connects to a setting depends on it, not the other way.
+export type RedisSetting =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: HostPort[] }
+  | { kind: 'sentinel'; sentinels: HostPort[]; name: string };
+
+export interface HostPort { host: string; port: number }
+
+/** `host:port,host:port` as the environment spells it; throws naming the bad entry. */
+export function parseHostPorts(text: string, variable: string): HostPort[] {
+  const out = text.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
+    const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(entry);
+    const port = m ? Number(m[2]) : NaN;
+    if (!m || port < 1 || port > 65535) throw new Error(`${variable}: "${entry}" is not host:port`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+  if (!out.length) throw new Error(`${variable}: no host:port given`);
+  return out;
 }
 
 /** Exactly one Redis topology, or none; several at once would leave it unclear where the counters live. */

@@ -1,17 +1,11 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { rejectAsOutage, throughOutageOf } from './outage.ts';
 import { StoreUnavailableError } from '../errors.ts';
+import type { HostPort, RedisSetting } from '../config.ts';
 
 // The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
 // Sentinel-watched master. Every shape fails fast rather than queueing, so a request that needs a
 // counter the store cannot give answers 503 within about a second instead of hanging.
-
-export type RedisSetting =
-  | { kind: 'single'; url: string }
-  | { kind: 'cluster'; nodes: HostPort[] }
-  | { kind: 'sentinel'; sentinels: HostPort[]; name: string };
-
-export interface HostPort { host: string; port: number }
 
 export type RedisClient = Redis | Cluster;
 
@@ -121,18 +115,6 @@ export async function evalWrite(redis: RedisClient, wait: ReplicaWait | undefine
     if (e instanceof StoreUnavailableError) throw e;
     throw new StoreUnavailableError(REDIS_STORE, e instanceof Error ? e : new Error(String(e)));
   }
-}
-
-/** `host:port,host:port` as the environment spells it; throws naming the bad entry. */
-export function parseHostPorts(text: string, variable: string): HostPort[] {
-  const out = text.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-    const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(entry);
-    const port = m ? Number(m[2]) : NaN;
-    if (!m || port < 1 || port > 65535) throw new Error(`${variable}: "${entry}" is not host:port`);
-    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
-  });
-  if (!out.length) throw new Error(`${variable}: no host:port given`);
-  return out;
 }
 
 /** Where the counters live, for the start log: no password from a URL. */

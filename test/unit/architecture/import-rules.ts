@@ -40,6 +40,11 @@ export const RULES: readonly Rule[] = [
     forbids: (t) => under('src/services/policy')(t) && t !== 'src/services/policy/index.ts',
   },
   { name: 'only services/policy/ writes the stored policy (store/casbin.ts)', from: (f) => !under('src/services/policy', 'src/store')(f), forbids: (t) => t === 'src/store/casbin.ts' },
+  {
+    name: 'config may be used by anything, so it imports nothing of src/ but policy/ and errors.ts',
+    from: (f) => f === 'src/config.ts',
+    forbids: (t) => t.startsWith('src/') && !under('src/policy')(t) && t !== 'src/errors.ts',
+  },
 ];
 
 // Static imports and re-exports (type-only included: they tie modules together just the same)
