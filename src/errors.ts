@@ -72,6 +72,13 @@ export const refusalError = (r: Refusal) =>
 
 export const notFound = (what = 'resource') => new AppError('NOT_FOUND', `No such ${what}.`);
 
+/**
+ * Told of an error its caller lets go: a best-effort cleanup whose failure breaks no promise made to
+ * anyone (the composition root counts it and logs the first of each kind, so it is never silent).
+ */
+export type Swallowed = (what: SwallowedKind, err: unknown) => void;
+export type SwallowedKind = 'counter-sweep' | 'create-give-back' | 'block-hand-back';
+
 const STORE_UNAVAILABLE = Symbol.for('keygate.StoreUnavailableError');
 
 /**

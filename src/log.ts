@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import type { Swallowed } from './errors.ts';
 
 /**
  * One JSON line per event. Secret-bearing fields are censored wherever they appear in a logged
@@ -16,4 +17,18 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
     destination,
   );
+}
+
+/**
+ * Hears the errors callers let go (best-effort cleanups): each is counted by kind, and the first of
+ * each kind is logged, so a cleanup that always fails is seen without a line per request.
+ */
+export function swallowedReporter(logger: Logger, count: (what: string) => void): Swallowed {
+  const logged = new Set<string>();
+  return (what, err) => {
+    count(what);
+    if (logged.has(what)) return;
+    logged.add(what);
+    logger.warn({ err, what }, `a ${what} failed and was let go; later ones are only counted (keygate_swallowed_errors_total)`);
+  };
 }

@@ -5,7 +5,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { policyMetrics } from './http/policy/metrics.ts';
 import type { Config } from './config.ts';
 import { createApp, type ServedRoute } from './app.ts';
-import { createLogger } from './log.ts';
+import { createLogger, swallowedReporter } from './log.ts';
 import { heapBudgetWarning } from './services/heap-budget.ts';
 import { createPool, type Pool } from './store/db.ts';
 import { connectionBudget, openDatabase, requestDeadlines } from './services/database.ts';
@@ -104,7 +104,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // PostgreSQL counters get a pool of their own: a create holds a main-pool connection and its
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
   const counterPool = redis ? null : createPool(databaseUrl, COUNTER_POOL_SIZE, 'counter store (PostgreSQL)', requestDeadlines(config));
-  const counters: CounterStore = redis ? createRedisCounters(redis, undefined, undefined, config.redisWait) : createPostgresCounters(counterPool!, () => clock().getTime());
+  const swallowedErrors = new Counter({
+    name: 'keygate_swallowed_errors_total', help: 'Best-effort cleanups that failed and were let go, by kind', labelNames: ['what'], registers: [],
+  });
+  const swallowed = swallowedReporter(logger, (what) => swallowedErrors.inc({ what }));
+  const counters: CounterStore = redis ? createRedisCounters(redis, undefined, undefined, config.redisWait) : createPostgresCounters(counterPool!, () => clock().getTime(), swallowed);
   // One line when a store's outage begins (with its cause) and one when it ends, not one per refusal.
   for (const target of [pool, counterPool, redis]) {
     outageWatchOf(target ?? {})?.on((e) => {
@@ -113,11 +117,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     });
   }
   const quota = createQuotaSpender({
-    counters, clock, ...opts.quotaLease,
+    counters, clock, swallowed, ...opts.quotaLease,
     blocks: redis ? createRedisQuotaBlocks(redis, undefined, config.redisWait) : createPostgresQuotaBlocks(counterPool!),
   });
 
   const registry = new Registry();
+  registry.registerMetric(swallowedErrors);
   const lookups = new Counter({ name: 'keygate_key_lookups_total', help: 'Presented keys by how they were verified: cache hit, database lookup (miss), remembered unknown (negative-hit), refused by format (malformed), or refused as surely not stored with no lookup (refused-unknown)', labelNames: ['result'], registers: [registry] });
   const verifier = createKeyVerifier({
     pool, clock, every: opts.every ?? systemEvery, enabled: config.surface.features.apiKeys, preparedStatements: config.preparedStatements,
@@ -172,8 +177,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // Besides the signal: a lost signal or a failed reload is caught up within one check.
   const stopPolicyCheck = (opts.every ?? systemEvery)(POLICY_CHECK_MS, () => policyService.check());
   const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, forget: verifier.forget, signInThrottle: createSignInThrottle({ counters, clock }) });
-  const keys = createKeyService({ pool, counters, config, clock, forget: verifier.forget, scopes: () => policy.current.scopes });
-  const rotation = createRotationService({ pool, counters, config, clock, forget: verifier.forget });
+  const keys = createKeyService({ pool, counters, config, clock, forget: verifier.forget, scopes: () => policy.current.scopes, swallowed });
+  const rotation = createRotationService({ pool, counters, config, clock, forget: verifier.forget, swallowed });
   const usageWrites = new Counter({ name: 'keygate_usage_writes_total', help: 'Batched writes of per-key usage tallies to PostgreSQL', registers: [registry] });
   const usage = createUsageService({
     pool, clock, flushIntervalMs: opts.usageFlush?.intervalMs, every: opts.usageFlush?.every ?? opts.every ?? systemEvery,
@@ -181,7 +186,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
     onDropped: (tally, err) => logger.error({ ...tally, reason: (err as Error).message }, 'a usage tally the database refused was dropped; the others were written'),
   });
-  const grants = createGrantService({ pool, clock, config, counters });
+  const grants = createGrantService({ pool, clock, config, counters, swallowed });
   // Named once the listen address is known (without publicUrl it is the issuer); the library is
   // built by the first request that needs it.
   const oauth = createOAuthHolder();

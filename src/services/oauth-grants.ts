@@ -7,7 +7,7 @@ import { insertAuditEntry } from '../store/audit.ts';
 import * as store from '../store/oauth.ts';
 import type { RequestMeta, UserRecord } from './accounts.ts';
 import type { Clock } from './clock.ts';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, notFound, type Swallowed } from '../errors.ts';
 import { stampedLimits } from './plans.ts';
 import type { RateLimitRule } from '../config.ts';
 import { createsCounter, failedCreate } from './keys/mint.ts';
@@ -33,6 +33,7 @@ export interface GrantServiceDeps {
   clock: Clock;
   config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit' | 'defaultRateLimits' | 'oauth'>;
   counters: CounterStore;
+  swallowed?: Swallowed;
 }
 
 /** Registrations one client address may make per minute. */
@@ -52,7 +53,7 @@ const view = (g: store.GrantRow): GrantView => ({
 
 export type GrantService = ReturnType<typeof createGrantService>;
 
-export function createGrantService({ pool, clock, config, counters }: GrantServiceDeps) {
+export function createGrantService({ pool, clock, config, counters, swallowed }: GrantServiceDeps) {
   const touched = new Map<string, number>();
 
   const touch = (grantId: string) => {
@@ -100,7 +101,7 @@ export function createGrantService({ pool, clock, config, counters }: GrantServi
           return view(row);
         });
       } catch (e) {
-        return failedCreate(e, counted ? { counters, userId: g.userId, day } : null);
+        return failedCreate(e, counted ? { counters, userId: g.userId, day, swallowed } : null);
       }
     },
 

@@ -5,6 +5,7 @@ import { utcDayStart } from '../store/counters.ts';
 import { randomUUID } from 'node:crypto';
 import { evaluateQuota, groupedWindowSpender, quotaCounterName, spendQuota, type QuotaOutcome } from './quota.ts';
 import type { RateLimitRule } from '../config.ts';
+import type { Swallowed } from '../errors.ts';
 
 // While a key has more than `floor` requests left in the window, this instance spends
 // from a block leased in one atomic call instead of a counter round trip per request. The last
@@ -41,6 +42,8 @@ export interface LeaseOptions {
   claimSize?: number;
   /** 0: no timer; whoever owns the spender calls sweep() (tests). */
   sweepIntervalMs?: number;
+  /** Told of a hand-back that failed (see handBack). */
+  swallowed?: Swallowed;
 }
 
 const WINDOW_TTL_SECONDS = 86_400 + 3600;
@@ -102,7 +105,9 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     const recorded = h.unclaimed;
     h.left = 0;
     h.unclaimed = 0;
-    if (unspent > 0 || recorded > 0) await blocks.handBack(quotaCounterName(keyId), new Date(h.window), h.id, unspent).catch(() => {});
+    if (unspent > 0 || recorded > 0) {
+      await blocks.handBack(quotaCounterName(keyId), new Date(h.window), h.id, unspent).catch((e) => opts.swallowed?.('block-hand-back', e));
+    }
   };
 
   // A claim that fails or finds the record expired ends the block here: what it held is the

@@ -1,6 +1,6 @@
 import { evalWrite, REDIS_STORE, type RedisClient, type ReplicaWait } from './redis.ts';
 import type { Pool } from './db.ts';
-import { StoreUnavailableError } from '../errors.ts';
+import { StoreUnavailableError, type Swallowed } from '../errors.ts';
 
 /**
  * Fixed-window counters shared by every gateway instance: daily key creates and request quotas.
@@ -157,7 +157,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
  * Counts in PostgreSQL, on a pool of its own made to name the counter store in its outages
  * (src/main.ts). `nowMs` paces the sweep of old windows; injected so a test can move it.
  */
-export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.now): CounterStore {
+export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.now, swallowed: Swallowed = () => {}): CounterStore {
   let lastSweep = 0;
   return {
     kind: 'postgres',
@@ -172,7 +172,9 @@ export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.no
       // the window being counted, not the database's clock, so both agree on what is current.
       if (nowMs() - lastSweep > 60_000) {
         lastSweep = nowMs();
-        pool.query('DELETE FROM counters WHERE expires_at < $1', [windowStart]).catch(() => {});
+        // A sweep that fails only leaves expired rows a minute longer (they count for no window);
+        // the count it rides on has been written, so it must not fail for it.
+        pool.query('DELETE FROM counters WHERE expires_at < $1', [windowStart]).catch((e) => swallowed('counter-sweep', e));
       }
       return Number(rows[0]!.value);
     },

@@ -4,7 +4,7 @@ import * as keys from '../../store/apikeys.ts';
 import * as users from '../../store/users.ts';
 import * as orgs from '../../store/organizations.ts';
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../../store/counters.ts';
-import { AppError, notFound } from '../../errors.ts';
+import { AppError, notFound, type Swallowed } from '../../errors.ts';
 import { stampedLimits, type StampedLimits } from '../plans.ts';
 import { sha256 } from '../secrets.ts';
 import { type Change, type Forget, withChange } from '../invalidation.ts';
@@ -47,22 +47,29 @@ export interface MintDeps {
   config: Pick<Config, 'apiKeys' | 'billingScope' | 'plans' | 'defaultPlan' | 'defaultApiRateLimit' | 'defaultRateLimits'>;
   /** This instance's cache of verified keys, told after commit of what `record` invalidates. */
   forget?: Forget;
+  /** Told of a give-back of a daily create that failed (see failedCreate). */
+  swallowed?: Swallowed;
 }
 
 /**
  * How a create (or a rotation, or a grant) that failed ends: one that counted but did not commit
  * gives its count back; one refused for the daily limit keeps it (it is over the limit either way).
  */
-export async function failedCreate(e: unknown, counted: { counters: CounterStore; userId: string; day: Date } | null): Promise<never> {
+export async function failedCreate(
+  e: unknown, counted: { counters: CounterStore; userId: string; day: Date; swallowed?: Swallowed | undefined } | null,
+): Promise<never> {
   if (counted && !(e instanceof AppError && e.code === 'API_KEY_DAILY_LIMIT')) {
-    await counted.counters.decrement(createsCounter(counted.userId), counted.day).catch(() => {});
+    // A give-back that fails leaves the owner one create short for the day: it errs on the safe side
+    // of the limit, and the caller must hear of the create's own failure, not of this one.
+    await counted.counters.decrement(createsCounter(counted.userId), counted.day)
+      .catch((err) => counted.swallowed?.('create-give-back', err));
   }
   throw e;
 }
 
 /** Makes a key for `actor` at `now`, in one transaction with what `steps` check and record. */
 export async function mint<S extends KeySpec, T>(
-  { pool, counters, config, forget }: MintDeps, actor: Actor, now: Date, steps: MintSteps<S, T>,
+  { pool, counters, config, forget, swallowed }: MintDeps, actor: Actor, now: Date, steps: MintSteps<S, T>,
 ): Promise<{ key: keys.ApiKeyRow; plaintext: string; recorded: T }> {
   const cfg = config.apiKeys;
   // The callers refuse first, with the API's own answer; reaching here with keys off is a bug.
@@ -94,7 +101,7 @@ export async function mint<S extends KeySpec, T>(
       return { key, plaintext, recorded: await steps.record(change, key, spec) };
     });
   } catch (e) {
-    return failedCreate(e, counted ? { counters, userId: actor.userId, day } : null);
+    return failedCreate(e, counted ? { counters, userId: actor.userId, day, swallowed } : null);
   }
 }
 

@@ -5,7 +5,7 @@ import * as audit from '../../store/audit.ts';
 import type { Forget } from '../invalidation.ts';
 import type { Clock } from '../clock.ts';
 import type { CounterStore } from '../../store/counters.ts';
-import { AppError, notFound } from '../../errors.ts';
+import { AppError, notFound, type Swallowed } from '../../errors.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { successorExpiry } from './expiry.ts';
 import { type Actor, mint } from './mint.ts';
@@ -25,11 +25,12 @@ export interface RotationDeps {
   clock: Clock;
   /** This instance's cache of verified keys: after commit it must see the old key's new expiry at once. */
   forget?: Forget;
+  swallowed?: Swallowed;
 }
 
 export type RotationService = ReturnType<typeof createRotationService>;
 
-export function createRotationService({ pool, counters, config, clock, forget }: RotationDeps) {
+export function createRotationService({ pool, counters, config, clock, forget, swallowed }: RotationDeps) {
   return {
     async rotateKey(actor: Actor, keyId: string, gracePeriodSeconds: number, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string; previous: ApiKeyView }> {
       const cfg = keysOn(config);
@@ -37,7 +38,7 @@ export function createRotationService({ pool, counters, config, clock, forget }:
       const now = clock();
       // No maxKeysPerUser check: the old key stops counting as the new one starts, so a user at the
       // cap can still rotate. The daily create limit does count a rotation (mint spends it).
-      const { key, plaintext, recorded: retired } = await mint({ pool, counters, config, forget }, actor, now, {
+      const { key, plaintext, recorded: retired } = await mint({ pool, counters, config, forget, swallowed }, actor, now, {
         // Unknown, foreign, revoked, expired or already rotated: all answer alike.
         ownerGone: 'API key',
         spentOn: 'created or rotated',

@@ -5,7 +5,7 @@ import * as keys from '../../store/apikeys.ts';
 import * as audit from '../../store/audit.ts';
 import type { Clock } from '../clock.ts';
 import { type CounterStore, utcDayStart } from '../../store/counters.ts';
-import { AppError, notFound } from '../../errors.ts';
+import { AppError, notFound, type Swallowed } from '../../errors.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { quotaCounterName } from '../quota.ts';
 import { type Actor, mint } from './mint.ts';
@@ -23,6 +23,7 @@ export interface KeyServiceDeps {
   forget?: Forget;
   /** The scopes declared now; read per create, since a policy apply can change them. */
   scopes: () => ScopeCatalog;
+  swallowed?: Swallowed;
 }
 
 export interface CreateInput extends GrantInput, ExpiryChoice { name: string }
@@ -64,7 +65,7 @@ export type KeyService = ReturnType<typeof createKeyService>;
 
 const FEATURE_OFF: Record<'ai' | 'mcpServer', string> = { ai: 'AI is turned off', mcpServer: 'The MCP server is turned off' };
 
-export function createKeyService({ pool, counters, config, clock, forget, scopes }: KeyServiceDeps) {
+export function createKeyService({ pool, counters, config, clock, forget, scopes, swallowed }: KeyServiceDeps) {
   const apiKeys = keysOn(config);
   const maxLifetimeDays = apiKeys?.maxLifetimeDays;
   const requireEnabled = () => {
@@ -117,7 +118,7 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
       const permissions = grantOf(input);
       const now = clock();
       const expiresAt = expiryAtCreate(input, now, maxLifetimeDays);
-      const { key, plaintext } = await mint({ pool, counters, config, forget }, actor, now, {
+      const { key, plaintext } = await mint({ pool, counters, config, forget, swallowed }, actor, now, {
         ownerGone: 'user',
         spentOn: 'created',
         async prepare({ tx }) {
