@@ -61,8 +61,13 @@ export class AppError extends Error {
     /** Extra members of the problem body, e.g. `errors` or `requiredPermission`. */
     readonly extensions: Record<string, unknown> = {},
     readonly data: ErrorData = {},
+    /**
+     * For the operator's log, never the caller: what went wrong in the gateway's own words (an
+     * upstream's socket error, a library's message). The error's `message` is this when given.
+     */
+    readonly internal?: string,
   ) {
-    super(detail);
+    super(internal ?? detail);
   }
 }
 

@@ -84,7 +84,9 @@ function fromHttpError(err: { status?: number; expose?: boolean; message?: strin
   };
   const code = err.status ? byStatus[err.status] : undefined;
   if (!code) return null;
-  return new AppError(code, err.expose && err.message ? err.message : titles[err.status!] ?? 'Error');
+  // A message the library does not mark as exposable may name internals: the log has it, the caller the title.
+  if (err.expose && err.message) return new AppError(code, err.message);
+  return new AppError(code, titles[err.status!] ?? 'Error', {}, {}, err.message || undefined);
 }
 
 export const internalError = () => ({
@@ -97,13 +99,16 @@ export const internalError = () => ({
 
 /**
  * Turns whatever a handler threw into a problem. Unknown errors become a 500 that shows no
- * stack or SQL; the full error goes to the log with the request id.
+ * stack or SQL; the full error goes to the log with the request id. A typed error answers its
+ * public detail, and its internal message, when it has one, goes to `explain` for the log.
  */
-export function handleError(ctx: Context, err: unknown, log: (err: unknown) => void): void {
+export function handleError(ctx: Context, err: unknown, log: (err: unknown) => void, explain: (err: AppError) => void = () => {}): void {
+  const known = err instanceof AppError ? err : typeof err === 'object' && err !== null ? fromHttpError(err as { status?: number }) : null;
   // An outage is one of these too (StoreUnavailableError, 503 naming the store): fail closed.
-  if (err instanceof AppError) return sendProblem(ctx, err);
-  const http = typeof err === 'object' && err !== null ? fromHttpError(err as { status?: number }) : null;
-  if (http) return sendProblem(ctx, http);
+  if (known) {
+    if (known.internal) explain(known);
+    return sendProblem(ctx, known);
+  }
   log(err);
   ctx.status = 500;
   ctx.type = 'application/problem+json';

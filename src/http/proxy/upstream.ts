@@ -37,21 +37,25 @@ export interface UpstreamOptions {
   timeoutMs: number;
 }
 
-export const gatewayTimeout = () => new AppError('GATEWAY_TIMEOUT', 'The upstream service did not answer in time. Try again shortly.');
+export const gatewayTimeout = (internal?: string) =>
+  new AppError('GATEWAY_TIMEOUT', 'The upstream service did not answer in time. Try again shortly.', {}, {}, internal);
 
+const codeOf = (e: unknown) => (typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined);
+
+// The caller learns only that the upstream failed; the socket's own words (ECONNREFUSED and the
+// address, a reset) would map the operator's network for anyone, so they go to the log alone.
 const badGateway = (cause: unknown) => {
-  const err = new AppError('BAD_GATEWAY', 'The upstream service did not answer. Try again shortly.');
+  const why = [codeOf(cause), cause instanceof Error ? cause.message : String(cause)].filter(Boolean).join(' ');
+  const err = new AppError('BAD_GATEWAY', 'The upstream service did not answer. Try again shortly.', {}, {}, `upstream failed: ${why}`);
   (err as { cause?: unknown }).cause = cause;
   return err;
 };
-
-const codeOf = (e: unknown) => (typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined);
 
 /** What an upstream failure means to the caller: too slow is 504, anything else (refused, reset, dropped) 502. */
 export function upstreamFailure(e: unknown): AppError {
   if (e instanceof AppError) return e;
   const code = codeOf(e);
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return gatewayTimeout();
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return gatewayTimeout(`upstream timed out: ${code}`);
   return badGateway(e);
 }
 
