@@ -84,9 +84,9 @@ export interface Gateway {
    * for up to `graceMs`, run the close hooks, close the signal channel and the pools.
    */
   shutdown(graceMs?: number): Promise<{ cutOff: number }>;
-  /** A shutdown without grace: what is in flight is cut at once (tests). */
   /** The instance's quota spender, whose blocks a test may hand back at once with sweep(). */
   quota: QuotaSpender;
+  /** A shutdown without grace: what is in flight is cut at once (tests). */
   close(): Promise<void>;
 }
 

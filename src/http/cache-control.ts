@@ -11,7 +11,7 @@ export function identityPaths(apiPrefix: string): (path: string) => boolean {
   const trees = [`${p}/auth`, `${p}/admin`, `${p}/oauth/grants`];
   return (path) => {
     const lower = path.toLowerCase();
-    // `/api-keys*` as the contract writes it: the list, one key, its usage and rotation.
+    // `/api-keys*`: the list, one key, its usage and rotation; a key's plaintext is answered there.
     if (lower.startsWith(`${p}/api-keys`)) return true;
     return trees.some((t) => lower === t || lower.startsWith(t + '/'));
   };

@@ -7,7 +7,7 @@ import { matcherFunctions } from './patterns.ts';
 import { ruleToCsvRow, type PolicyRule } from './rules.ts';
 
 // The CommonJS build decides about twice as fast as the ESM one, whose transpiled object-spread
-// helpers dominate each evaluation (notes/casbin-facts.md).
+// helpers dominate each evaluation.
 const casbin = createRequire(import.meta.url)('casbin') as typeof Casbin;
 
 export type RequestValues = [subject: string, attributes: string, method: string, path: string];

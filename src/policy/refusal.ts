@@ -20,7 +20,7 @@ export interface Refusal {
 }
 
 // A key's permissions object lives as long as its cached record, and every request of that key
-// presents the same one: its atoms are worked out once, not per request (issue 18's profile).
+// presents the same one: its atoms are worked out once, not per request.
 const atomsByPermissions = new WeakMap<Permissions, readonly string[]>();
 const atomsOf = (permissions: Permissions): readonly string[] => {
   let atoms = atomsByPermissions.get(permissions);

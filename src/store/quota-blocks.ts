@@ -41,7 +41,7 @@ export interface QuotaBlockStore {
 
 export interface LeaseTerms { id: string; claim: number; leaseMs: number; nowMs: number }
 
-// The same key spelling as the one-by-one Redis counter (src/services/counters.ts), so a lease and
+// The same key spelling as the one-by-one Redis counter (src/store/counters.ts), so a lease and
 // an increment of one key's window touch one Redis key, and so one hash slot in a Cluster.
 const redisKey = (prefix: string, name: string, windowStart: Date) => `${prefix}${name}:${windowStart.getTime() / 1000}`;
 // The window's block records: a hash of id -> "unclaimed:expiresAtMs", hash-tagged with the

@@ -22,7 +22,7 @@ export interface VerifiedKey {
   expiresAt: Date | null;
 }
 
-/** The ApiKey object of the contract (section 4). */
+/** A key as the API answers it: never its hash or plaintext, only its start. */
 export interface ApiKeyView {
   id: string;
   name: string;

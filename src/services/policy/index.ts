@@ -1,7 +1,7 @@
 // The policy's life, one home. An instance holds and reloads the policy in force (live.ts), counts
 // its decisions and evaluates a candidate beside it (observer.ts) and says what it has loaded
 // (fleet.ts). An operator applies, rolls back, shadows, promotes, explains and asks after the
-// fleet through `createPolicyAdmin`: the CLI calls it, and an admin console would call the same.
+// fleet through `createPolicyAdmin`: the CLI and the console (src/services/console.ts) both call it.
 import type { Pool } from '../../store/db.ts';
 import type { Clock } from '../clock.ts';
 import { fleetStatus, FLEET_HORIZON_MS, type FleetStatus } from './fleet.ts';
