@@ -203,7 +203,7 @@ export type GrantResult =
 
 /**
  * What a create body asks for, checked against the declared scopes: `ai: true` and `mcp: true`
- * are the spec's shorthand for `{ ai: ["access"] }` and `{ mcp: ["access"] }`. Every mistake is
+ * are the API's shorthand for `{ ai: ["access"] }` and `{ mcp: ["access"] }`. Every mistake is
  * named by its field; a scope whose feature is off is refused as such, after the mistakes.
  */
 export function resolveGrant(catalog: ScopeCatalog, features: FeatureSwitches, input: GrantInput): GrantResult {

@@ -116,7 +116,7 @@ export function benchPolicy(calls = 1_000_000): Promise<PolicyBenchResult> {
   return measure(load, MIX, calls);
 }
 
-// An operator's 64 scopes of two actions each (CONTRACT 12's most), each guarding a router of its
+// An operator's 64 scopes of two actions each (the most scopes.yaml may declare), each guarding a router of its
 // own: reads need the scope, writes need its write action. Keys hold a few scopes each, so most
 // asks on another scope's router are refusals whose requiredPermission must be found.
 const SCOPES_64 = Array.from({ length: 64 }, (_, i) => `r${String(i).padStart(2, '0')}`);

@@ -76,7 +76,7 @@ export function policyLine(p: PolicyBenchResult): string {
     `${p.amortizedMicros.toFixed(3)} µs each amortized; a first, uncached decision ${p.coldMicros.toFixed(0)} µs`;
 }
 
-/** The line issue 14 asks for: the candidate's cost over the same mix, judged against 1 µs. */
+/** The shadow line: the candidate's cost over the same mix, judged against 1 µs. */
 export function shadowLine(s: ShadowBenchResult): string {
   const extra = s.shadowMicros - s.plainMicros;
   return `shadow evaluation: ${extra.toFixed(3)} µs amortized over the same request mix (target < 1 µs extra): ${extra < 1 ? 'met' : 'missed'}${extra < 0 ? ' (below zero: the remembered pair replaces the engine\'s own memo lookup, so the difference is noise)' : ''}. ` +

@@ -117,7 +117,7 @@ async function startKeygate(opts: ServerOptions): Promise<{ url: string; close()
       // `windows`: the same day with a 1s window high enough never to refuse, for target (f).
       plans: { bench: { apiRateLimit: 100_000_000 }, windows: { apiRateLimit: 100_000_000, rateLimits: [{ window: '1s', limit: 10_000_000 }] } },
       // The bench's one key drives every connection; the per-caller bound on forwards in flight
-      // (default 32, CONTRACT 17) would answer 429 to connections past it.
+      // (default 32) would answer 429 to connections past it.
       upstream: { url: opts.upstream ?? null, maxConcurrentPerCaller: 1024 },
       ...(opts.waitReplicas !== undefined ? { redis: { waitReplicas: opts.waitReplicas } } : {}),
     },

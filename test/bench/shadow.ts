@@ -1,4 +1,4 @@
-// What shadow evaluation (a candidate policy decided beside the live one, CONTRACT 13) adds to a
+// What shadow evaluation (a candidate policy decided beside the live one) adds to a
 // request's policy decision, and what the per-request usage tally costs. Both run in-process on the
 // decision bench's request mix: no server, no network, so the figures are of the code alone.
 import { readFileSync } from 'node:fs';

@@ -8,8 +8,8 @@ import { startServe, type ServeChild } from '../support/serve-child.ts';
 import { signUp } from '../support/http.ts';
 import { tempDir } from '../support/tmp.ts';
 
-// CONTRACT 23, "a dead instance strands nothing": an instance holding leased blocks of a key's day
-// (CONTRACT 18) is killed with SIGKILL, so it hands nothing back. What it had not claimed of its
+// A dead instance strands nothing: an instance holding leased blocks of a key's day
+// is killed with SIGKILL, so it hands nothing back. What it had not claimed of its
 // block returns to the key when the block's record expires, and another instance serves the rest.
 
 const LIMIT = 1_500;

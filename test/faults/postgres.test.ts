@@ -8,7 +8,7 @@ import { expectBooksBalance, expectNoHangNoError, recoveredAfter, refused503, se
 import { Client } from '../support/http.ts';
 import { ANSWER_BOUND_MS, FaultPostgres, RECOVERY_BOUND_MS, summary } from './support.ts';
 
-// CONTRACT 17 with PostgreSQL killed (SIGKILL to every process of the cluster, as a crash) under
+// Outage behaviour with PostgreSQL killed (SIGKILL to every process of the cluster, as a crash) under
 // traffic and started again: it runs crash recovery, and the gateway must come back by itself.
 // Degraded mode meanwhile: a key already in this instance's cache keeps working and is counted
 // in Redis; what needs the database (sessions, creates, revokes) answers 503.

@@ -3,7 +3,7 @@ import { utcDayStart } from '../../src/store/counters.ts';
 import { expectBooksBalance, expectNoHangNoError, recoveredAfter, refused503, served, startScenario, type Scenario } from './scenario.ts';
 import { FaultRedis, RECOVERY_BOUND_MS, sleep, summary } from './support.ts';
 
-// CONTRACT 17 with the counters' Redis broken under traffic. Every answer is a success or a 503
+// Outage behaviour with the counters' Redis broken under traffic. Every answer is a success or a 503
 // within 2 s, service resumes within 5 s of Redis answering again with no restart, and the books
 // balance.
 //

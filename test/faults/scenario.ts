@@ -24,7 +24,7 @@ export async function startScenario(gateway: TestGatewayOptions): Promise<Scenar
   const echo = await startEcho();
   const gw = await startTestGateway({
     // Counted one by one: the books compare requests served with the counter, which a leased block
-    // (CONTRACT 18) advances 200 at a time; and a block already leased is spent without the store,
+    // advances 200 at a time; and a block already leased is spent without the store,
     // so a key holding one keeps working through an outage until it runs out (docs/reliability.md).
     quotaLease: { floor: Number.MAX_SAFE_INTEGER },
     ...gateway,

@@ -13,7 +13,7 @@ import { startTestGateway } from '../support/gateway.ts';
 import { tempDir } from '../support/tmp.ts';
 import { RawSocket } from '../integration/hostile/support.ts';
 
-// CONTRACT 17: SIGTERM/SIGINT stop accepting, /readyz answers 503 at once, requests in flight
+// SIGTERM/SIGINT stop accepting, /readyz answers 503 at once, requests in flight
 // (forwarded ones included) finish, buffered writes are flushed, the pools close, exit 0 — and
 // `npm start` delivers the signal to the server itself, leaving no process behind.
 

@@ -10,9 +10,9 @@ import { tempDir } from '../support/tmp.ts';
 // Engines a fault test owns, so it can break them: a Redis it may kill or freeze, a PostgreSQL it
 // may kill and start again. And a traffic driver that records every answer with its duration.
 
-/** CONTRACT 17: a request that needs a store which is down answers 503 within 2 s. */
+/** A request that needs a store which is down answers 503 within 2 s. */
 export const ANSWER_BOUND_MS = 2_000;
-/** CONTRACT 17: service resumes within 5 s of the store returning. */
+/** Service resumes within 5 s of the store returning. */
 export const RECOVERY_BOUND_MS = 5_000;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { Client, signUp } from '../support/http.ts';
 import { ANSWER_BOUND_MS } from './support.ts';
 
-// CONTRACT 17 with the upstream broken: a process of its own, frozen (SIGSTOP: the kernel still
+// Forwarding with the upstream broken: a process of its own, frozen (SIGSTOP: the kernel still
 // accepts its connections, nothing answers) and then killed. A hung upstream is 504 after
 // upstream.timeoutMs, a dead one 502 at once, and the gateway's own routes do not notice either.
 

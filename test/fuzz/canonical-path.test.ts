@@ -7,7 +7,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { Client, signUp } from '../support/http.ts';
 import { fuzzParams } from './support.ts';
 
-// CONTRACT 5.6 and 17, fuzzed: the canonicaliser is idempotent, what it returns is canonical,
+// Canonical paths, fuzzed: the canonicaliser is idempotent, what it returns is canonical,
 // and no spelling of a refused path gets to the upstream.
 
 const attempt = (raw: string, canonicalize = canonicalizePath): string | AppError => {

@@ -6,7 +6,7 @@ import { signUp } from '../support/http.ts';
 import { RawSocket } from '../integration/hostile/support.ts';
 import { fuzzParams } from './support.ts';
 
-// CONTRACT 17, fuzzed: whatever case, "_" for "-", suffix or Connection listing a client uses, a
+// Forwarded headers, fuzzed: whatever case, "_" for "-", suffix or Connection listing a client uses, a
 // protected header it sends never reaches the upstream. Sent byte for byte: an HTTP client library
 // would fold or refuse the very spellings under test.
 

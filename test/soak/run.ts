@@ -1,4 +1,4 @@
-// A bounded soak (issue 19): the real server as a child process, mixed traffic for N minutes
+// A bounded soak: the real server as a child process, mixed traffic for N minutes
 // (keys, sessions, refusals, forwards, MCP calls, creates and revokes), its RSS sampled from /proc.
 // Fails when the RSS floor grows by more than 10 % after warm-up (see below), or on any 5xx that
 // was not injected (the upstream is asked for a 503 on purpose; those pass through).

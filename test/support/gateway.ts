@@ -58,7 +58,7 @@ export interface TestGatewayOptions {
   headersTimeoutMs?: number;
   /** Usage tallies are flushed when this runs (see manualEvery), not on a real timer. */
   usageFlush?: { intervalMs?: number; every?: Every };
-  /** Leased quota blocks: sizes and timings (CONTRACT 18). */
+  /** Leased quota blocks: sizes and timings. */
   quotaLease?: GatewayOptions['quotaLease'];
   /** A CA the OAuth server trusts for client metadata documents (a test https server's). */
   clientMetadataCa?: string;

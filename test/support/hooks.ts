@@ -8,7 +8,7 @@ export const mochaHooks = {
     this.timeout(30_000);
     await stopEmbedded();
     removeTempDirs();
-    // Every answer the tests saw must match GET /api/openapi.json (CONTRACT 14).
+    // Every answer the tests saw must match GET /api/openapi.json.
     const mismatches = checkRecorded();
     if (mismatches.length) {
       throw new Error(`${mismatches.length} answers do not match the OpenAPI document (of ${recorded.length} recorded):\n${mismatches.slice(0, 30).join('\n')}`);

@@ -4,7 +4,7 @@ import type { Reply } from './http.ts';
 const show = (res: Reply) => `${res.status} ${res.text.slice(0, 300)}`;
 
 /**
- * The MCP endpoint's refusal (CONTRACT 8): 401 in OAuth form, never a problem body, and a
+ * The MCP endpoint's refusal: 401 in OAuth form, never a problem body, and a
  * WWW-Authenticate naming the protected-resource metadata under `base` (the gateway's public address).
  */
 export function expectOAuth401(res: Reply, base: string | RegExp): void {

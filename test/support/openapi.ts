@@ -6,7 +6,7 @@ import { buildOpenApi } from '../../src/http/openapi.ts';
 
 // Every answer the integration tests receive through test/support/http.ts is recorded here; the
 // root hook (hooks.ts) checks each one that names a route of the OpenAPI document against it, so
-// the document cannot drift from what the gateway sends (CONTRACT 14).
+// the document cannot drift from what the gateway sends.
 
 export interface RecordedResponse { method: string; path: string; status: number; contentType: string; body: unknown }
 

@@ -1,6 +1,6 @@
 // One way for a test to wait for a condition it cannot hear as an event: ask the condition itself,
-// again and again, for at most a bound. The bound is what the test allows (often a number from the
-// contract); the pause between two questions only spares the machine, and never decides a result.
+// again and again, for at most a bound. The bound is what the test allows (often a bound the gateway
+// promises); the pause between two questions only spares the machine, and never decides a result.
 
 /** Default pause between two questions: short next to every bound used with it. */
 const PACE_MS = 10;

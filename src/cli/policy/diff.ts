@@ -10,7 +10,7 @@ import { CliError, defaultModelFor, defaultScopesFor, display, listFiles, polici
 import { gitSides, gitTopLevel } from './git-base.ts';
 import { loadSuite } from './suite.ts';
 
-// The route table, the forwarded surface the spec names, the paths the lines name, and whatever
+// The route table, the forwarded examples (policy/routes.ts), the paths the lines name, and whatever
 // the test suites ask about.
 async function requests(io: CliIo, engines: readonly PolicyEngine[]): Promise<DiffRequest[]> {
   const extra: DiffRequest[] = [];

@@ -29,7 +29,7 @@ export interface KeyServiceDeps {
 export interface CreateInput extends GrantInput, ExpiryChoice { name: string }
 export interface UpdateInput { name?: string; enabled?: boolean; expiresAt?: Date | null }
 
-// The ApiKey object's `ai` and `mcp` booleans are the spec's shorthand for these two scopes.
+// The ApiKey object's `ai` and `mcp` booleans are the API's shorthand for these two scopes.
 const holdsAccess = (p: Permissions, scope: 'ai' | 'mcp') => Array.isArray(p[scope]) && p[scope].includes('access');
 
 export function keyView(row: keys.ApiKeyRow, now: Date, used = 0): ApiKeyView {

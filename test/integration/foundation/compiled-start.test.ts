@@ -6,7 +6,7 @@ import { createTestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
 import { startServe } from '../../support/serve-child.ts';
 
-// issue 18: the serving process runs the build made at install, without tsx's compiler loaded.
+// The serving process runs the build made at install, without tsx's compiler loaded.
 
 
 describe('npm start runs the compiled build', function () {

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { TRACE } from '../../support/echo.ts';
 import { forwardedAuthorization, head, RawSocket, startHostile, type Hostile } from './support.ts';
 
-// A keygate key sent as `Authorization: Bearer` is the caller's secret: CONTRACT 15 says it never
+// A keygate key sent as `Authorization: Bearer` is the caller's secret: it never
 // reaches the upstream, on any route. An attacker who runs (or reads the logs of) the upstream
 // would otherwise collect keys from clients that put them in the header every SDK fills in.
 

@@ -5,7 +5,7 @@ import { head, RawSocket } from './support.ts';
 
 // A client that sends part of a declared body and hangs up was answered and counted as 503 "The
 // database is unavailable", and logged at ERROR with a stack (ECONNRESET read as a store fault):
-// anyone could fire the 5xx alerts. CONTRACT 22: a client hang-up is logged at debug, counted under
+// anyone could fire the 5xx alerts. A client hang-up is logged at debug, counted under
 // keygate_http_client_aborts_total, and never a 5xx.
 
 describe('hostile: a client that hangs up mid-body', function () {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 
-// CONTRACT 22: expiresAt at creation was bounded below only. `9999-12-31T23:59:59Z` made a key that
+// `expiresAt` at creation was bounded below only. `9999-12-31T23:59:59Z` made a key that
 // outlives every policy and answered `+010000-…` once a lifetime was added to it (not RFC 3339).
 // Now it is at most 31,536,000 s ahead, like expiresIn, and every instant answered has four digits.
 

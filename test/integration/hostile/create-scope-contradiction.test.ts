@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 
-// CONTRACT 22: `{ mcp: false, permissions: { mcp: ["access"] } }` made a key with MCP access. A
+// `{ mcp: false, permissions: { mcp: ["access"] } }` made a key with MCP access. A
 // client that shows the `mcp` flag told its user "no MCP" about a key an agent could use. When the
 // shorthand and permissions disagree, nothing is made.
 

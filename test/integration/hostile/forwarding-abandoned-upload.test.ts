@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Client } from '../../support/http.ts';
 import { head, RawSocket, startHostile, type Hostile } from './support.ts';
 
-// Issue 11 item 2: a forwarded POST declaring a 1 MB body, sending 10 bytes and hanging up. Before
+// A forwarded POST declaring a 1 MB body, sending 10 bytes and hanging up. Before
 // the fix, 130 of those held 126 upstream connections for over six minutes and every forwarded
 // request of every user waited behind them.
 

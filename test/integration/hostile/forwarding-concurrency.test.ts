@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Client } from '../../support/http.ts';
 import { startHostile, type Hostile } from './support.ts';
 
-// CONTRACT 17: one caller holds at most upstream.maxConcurrentPerCaller forwards at once, so one
+// One caller holds at most upstream.maxConcurrentPerCaller forwards at once, so one
 // key (or one signed-in user) cannot take every upstream connection from everyone else.
 
 describe('hostile: one caller holding many forwards at once', function () {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { head, RawSocket, startHostile, type Hostile } from './support.ts';
 
-// Issue 11 item 3: `Expect: 100-continue` on a forwarded request answered 502 (undici refuses the
+// `Expect: 100-continue` on a forwarded request answered 502 (undici refuses the
 // header) and still spent quota. Node has already answered the 100, so the header is dropped.
 
 describe('hostile: Expect: 100-continue on a forwarded request', function () {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { head, RawSocket, startHostile, type Hostile } from './support.ts';
 
-// Issue 11 item 5, CONTRACT 17: headers a client could use to speak with the gateway's voice
+// Headers a client could use to speak with the gateway's voice
 // (identity, client address, scheme, method) never reach the upstream, whatever their spelling;
 // the gateway's own headers come first; more than 100 header fields is 431 before anything is spent.
 

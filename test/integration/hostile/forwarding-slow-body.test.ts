@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { head, RawSocket, startHostile, type Hostile } from './support.ts';
 
 // A client that opens a forwarded upload and then goes quiet, or trickles it in a byte at a time,
-// would otherwise hold an upstream connection for as long as it likes (CONTRACT 17). The idle time
+// would otherwise hold an upstream connection for as long as it likes. The idle time
 // is shortened from 10 s to 300 ms here; the product's default is checked in docs/forwarding.md.
 
 const IDLE_MS = 300;

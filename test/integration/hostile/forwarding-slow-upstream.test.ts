@@ -6,7 +6,7 @@ import { startTestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 import { startHostile, type Hostile } from './support.ts';
 
-// CONTRACT 17: an upstream that does not answer within upstream.timeoutMs is 504, one that refuses
+// An upstream that does not answer within upstream.timeoutMs is 504, one that refuses
 // or drops the connection is 502 at once; either way the caller is not left waiting.
 
 describe('hostile: an upstream that stalls, drops or refuses', function () {

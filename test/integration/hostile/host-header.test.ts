@@ -21,7 +21,7 @@ describe('hostile Host headers', () => {
       it(`GET ${path} names the issuer, never the Host it was asked with, and is never stored by a cache`, async () => {
         const res = await get(gw, path, 'evil.example:8443');
         expect(res.status, res.text).to.equal(200);
-        // With OAuth on, the listen address is the issuer (CONTRACT 15): a spoofed Host changes nothing.
+        // With OAuth on, the listen address is the issuer: a spoofed Host changes nothing.
         expect(JSON.parse(res.body).resource).to.equal(`${gw.url}/api/mcp`);
         expect(res.text).to.not.include('evil');
         expect(header(res, 'cache-control')).to.equal('no-store');

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
-// CONTRACT 14: an owner who finds a key leaked expires it now by setting expiresAt to the past.
+// An owner who finds a key leaked expires it now by setting expiresAt to the past.
 // The update route refused anything less than an hour ahead, leaving the key working for that hour.
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;

@@ -3,7 +3,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { RawSocket } from './support.ts';
 
 // 300 anonymous sockets that send nothing stayed open, each a file descriptor and a slot of the
-// kernel's accept queue; enough of them and the process runs out. CONTRACT 22: server.maxConnections
+// kernel's accept queue; enough of them and the process runs out. `server.maxConnections`
 // (default 10,000) bounds open connections, and past it a new one is closed at once. Set to 3 here.
 
 const MAX = 3;

@@ -5,7 +5,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { connectMcp, createKey, startEcho, textOf, type Echo } from '../mcp/support.ts';
 
-// CONTRACT 22: forwarded MCP tool calls take the caller's slot of upstream.maxConcurrentPerCaller
+// Forwarded MCP tool calls take the caller's slot of upstream.maxConcurrentPerCaller
 // like REST forwards. They took none: 12 concurrent tools/call of one key were all in flight
 // upstream at once, and 140 of them starved every other caller's forwards.
 

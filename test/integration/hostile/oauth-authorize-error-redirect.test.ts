@@ -7,7 +7,7 @@ import { registerClient } from '../oauth/support.ts';
 // keygate's origin as an open redirect: anyone may register a client with an https URI of their
 // choosing, then link people to an authorization request that is invalid on purpose; the library
 // answered such requests by redirecting to the URI at once. And RP-initiated logout (the library's
-// default) redirected to any registered post-logout URI. CONTRACT 22: an invalid authorization
+// default) redirected to any registered post-logout URI. An invalid authorization
 // request shows an error page and never redirects; `/oauth/session/end` answers 404.
 
 const EVIL = 'https://evil.example/landing';

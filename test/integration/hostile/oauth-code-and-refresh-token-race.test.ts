@@ -7,7 +7,7 @@ import { authorizeCode, codeForm, connectApp, registerClient, tokenRequest } fro
 
 // A stolen refresh token (or code) replayed at the same moment as the real client's use: the
 // library reads `consumed` when it finds the token and marks it afterwards, so every use that
-// found it unspent went on to mint tokens and nothing was revoked. CONTRACT 22: of concurrent uses
+// found it unspent went on to mint tokens and nothing was revoked. Of concurrent uses
 // exactly one succeeds, and a reuse revokes the grant.
 
 const N = 8;

@@ -4,8 +4,8 @@ import { Client, signUp } from '../../support/http.ts';
 import { allowNewClient } from '../oauth/support.ts';
 
 // Each grant carries a daily request quota of its own. With no cap on consents, a person holding
-// `maxKeysPerUser` keys could connect ten, a hundred apps and multiply their throughput. CONTRACT
-// 22: a consent counts toward `maxCreatesPerDay` like a key create, and live grants toward
+// `maxKeysPerUser` keys could connect ten, a hundred apps and multiply their throughput. Now
+// a consent counts toward `maxCreatesPerDay` like a key create, and live grants toward
 // `oauth.maxGrantsPerUser`; past either, the consent page answers 400 GRANT_LIMIT in words, and
 // the client gets no code.
 

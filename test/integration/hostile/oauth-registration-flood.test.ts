@@ -5,7 +5,7 @@ import { registerClient } from '../oauth/support.ts';
 
 // Dynamic registration is open to anyone: 200 clients of 53 KB each went into the store in under a
 // second, and a host such as `a;b` or `*` was registered and later written verbatim into the
-// consent page's Content-Security-Policy. CONTRACT 22: 20 registrations a minute per client
+// consent page's Content-Security-Policy. 20 registrations a minute per client
 // address (429 with Retry-After), client_name at most 200 characters, the metadata at most 8 KB,
 // and redirect hosts plain DNS names or IP literals (400).
 

@@ -5,7 +5,7 @@ import { sweepOAuth } from '../../../src/store/oauth.ts';
 import { connectApp, registerClient } from '../oauth/support.ts';
 
 // Registration is anonymous and every authorization leaves codes, sessions and interactions
-// behind: with nothing ever deleted, the store only grows. CONTRACT 22: a client never authorized
+// behind: with nothing ever deleted, the store only grows. A client never authorized
 // is deleted after 24 h, and expired codes, sessions and interactions are swept at least hourly.
 
 describe('hostile: an OAuth store that is never swept', function () {

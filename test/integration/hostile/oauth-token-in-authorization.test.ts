@@ -4,7 +4,7 @@ import { connectApp, type ConnectedApp } from '../oauth/support.ts';
 import { forwardedAuthorization, head, RawSocket, startHostile, type Hostile } from './support.ts';
 
 // A token keygate issued is the MCP client's secret, whatever spelling the client (or an attacker
-// replaying it) wraps it in: CONTRACT 22 says no Authorization value that holds one reaches the
+// replaying it) wraps it in: no Authorization value that holds one reaches the
 // upstream. And a Bearer that is not keygate's must not cost a database lookup anywhere but
 // /api/mcp: otherwise any anonymous caller buys one query per request.
 

@@ -3,7 +3,7 @@ import { startHostile, type Hostile } from './support.ts';
 
 // JSON.parse keeps "__proto__" as an ordinary member, but copying it into a fresh object sets that
 // object's prototype instead: the scope vanished and the create succeeded with less than asked and
-// no word said. An undeclared scope is a 400 naming it (CONTRACT 12), whatever its spelling.
+// no word said. An undeclared scope is a 400 naming it, whatever its spelling.
 
 describe('hostile: prototype keys in a create body\'s permissions', () => {
   let h: Hostile;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
-// CONTRACT 22: query integers are plain decimal digits. z.coerce read "0x10" as 16, "1e1" as 10 and
+// Query integers are plain decimal digits. z.coerce read "0x10" as 16, "1e1" as 10 and
 // " 5" as 5, so one number had endless spellings: past a filter or cache in front of the gateway
 // that compares text, and a parser the documentation does not describe. Leading zeros ("05") are
 // padding too and are refused: a number has one spelling.

@@ -4,7 +4,7 @@ import { startTestGateway, testClock, type TestGateway } from '../../support/gat
 import { Client, signUp } from '../../support/http.ts';
 import { SIGN_IN_WINDOW_SECONDS } from '../../../src/services/sign-in-throttle.ts';
 
-// Sign-in took unlimited guesses. CONTRACT 22: after 10 failed attempts for one e-mail in 15 minutes,
+// Sign-in took unlimited guesses. After 10 failed attempts for one e-mail in 15 minutes,
 // or 50 from one client address, further attempts answer 429 TOO_MANY_ATTEMPTS with Retry-After
 // until the window passes, even with the right password; a success resets the e-mail's count.
 // The gateway's clock is the test's; each case starts in a fresh window.

@@ -4,7 +4,7 @@ import { head, RawSocket } from './support.ts';
 
 // A body declared and never sent held a socket on the gateway's own routes for Node's
 // requestTimeout (about 305 s): sign-in, OAuth registration, the MCP endpoint, all anonymous.
-// CONTRACT 22: on every route, a body that sends nothing for 10 s is answered 408 and the
+// On every route, a body that sends nothing for 10 s is answered 408 and the
 // connection closed. The idle time is shortened to 300 ms here (the product's default is 10 s).
 
 const IDLE_MS = 300;

@@ -3,7 +3,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { RawSocket } from './support.ts';
 
 // Headers sent a line at a time, or stopped half-way, held a socket for about 66 s (Node's
-// minute, checked every 30 s). CONTRACT 22: headers are whole within 10 s, or 408 and closed.
+// minute, checked every 30 s). Headers are whole within 10 s, or 408 and closed.
 // Shortened to 500 ms here; the product's default is 10 s (src/main.ts HEADERS_TIMEOUT_MS).
 
 const HEADERS_MS = 500;

@@ -5,7 +5,7 @@ import { rawKeyedRequests } from './support.ts';
 // An upstream that compares paths without regard to case may do it the Unicode way (Java's
 // equalsIgnoreCase reads "ſ" as "s" and the Kelvin sign as "k"), or normalise with NFKC (fullwidth
 // "ｐ" as "p"). A spelling the policy reads as some other path would reach a route its ASCII form
-// is refused: so such a spelling is 400 and nothing is forwarded (CONTRACT 22). Raw bytes: a
+// is refused: so such a spelling is 400 and nothing is forwarded. Raw bytes: a
 // client library might encode or normalise the very characters under test.
 
 describe('hostile paths: Unicode spellings that fold onto a refused ASCII route', () => {

@@ -4,7 +4,7 @@ import { Client, signUp } from '../../support/http.ts';
 import { connectApp } from '../oauth/support.ts';
 import { initializeMessage, rpc } from '../mcp/support.ts';
 
-// CONTRACT 22: one MCP request with an OAuth token put a grant id (not a uuid) into the batch of key
+// One MCP request with an OAuth token put a grant id (not a uuid) into the batch of key
 // usage; the one statement that writes the batch then failed on every flush, so no key's usage was
 // recorded again. A tally the database will not take must cost that tally only, grant usage lives
 // in a table of its own, and reading usage must write nothing.

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { useGateway, type TestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 
-// GET /api/admin/api-keys filtered by owner e-mail, state and scope (CONTRACT 20): the filters
+// GET /api/admin/api-keys filtered by owner e-mail, state and scope: the filters
 // reach the query, so a page holds only matching keys, and a bad value is a 400 that names it.
 
 describe('API keys: the admin list filters', () => {

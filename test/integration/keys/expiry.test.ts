@@ -10,7 +10,7 @@ async function keyCount(gw: TestGateway, userId: string): Promise<number> {
   return rows[0]!.n;
 }
 
-describe('API keys: expiry at creation (CONTRACT 14)', () => {
+describe('API keys: expiry at creation', () => {
   describe('without maxLifetimeDays (Variant A)', () => {
     let gw: TestGateway;
     useGateway({}, (g) => (gw = g));

@@ -88,7 +88,7 @@ describe('API keys: lifecycle over HTTP (Variant A)', () => {
     const refused: [string, (gw: TestGateway, c: Client, id: string) => Promise<unknown>][] = [
       ['revoked', (_g, c, id) => c.delete(`/api/api-keys/${id}`)],
       ['disabled', (_g, c, id) => c.post('/api/auth/api-key/update', { keyId: id, enabled: false })],
-      // An expiry must be an hour ahead (CONTRACT 14), so the clock moves past it; `after` puts it back.
+      // An expiry must be an hour ahead, so the clock moves past it; `after` puts it back.
       ['expired', async (g, c, id) => {
         await c.post('/api/auth/api-key/update', { keyId: id, expiresAt: new Date(g.clock.now().getTime() + 2 * 3600_000).toISOString() });
         g.clock.advance(3 * 3600_000);
@@ -214,7 +214,7 @@ describe('API keys: lifecycle over HTTP (Variant A)', () => {
     });
   });
 
-  describe('key management needs a signed-in session (spec 5.4, Variant A)', () => {
+  describe('key management needs a signed-in session (Variant A)', () => {
     it('a key cannot mint or revoke keys: POST and DELETE /api/api-keys answer 403', async () => {
       const { client, user } = await signUp(gw.url);
       const key = (await client.post('/api/api-keys', { name: 'k' })).body;

@@ -3,7 +3,7 @@ import { startTestGateway, testClock, type TestGateway } from '../../support/gat
 import { Client, signUp } from '../../support/http.ts';
 import { requireRedis } from '../../support/redis.ts';
 
-// Every limit of spec section 8 and its error of section 7, with each counter store.
+// Every limit on keys (count, daily creates, request quota) and the error it answers, with each counter store.
 for (const counters of ['redis', 'postgres'] as const) {
   describe(`API key limits (Variant A, ${counters} counters)`, () => {
     let gw: TestGateway;

@@ -5,7 +5,7 @@ import { generateKey, keyStart } from '../../../src/services/keys/format.ts';
 import { sha256 } from '../../../src/services/secrets.ts';
 
 // Anyone can compute the checksum, so made-up keys pass the format check. They must neither cost a
-// database lookup each nor push real keys out of the verification cache (issue 18).
+// database lookup each nor push real keys out of the verification cache.
 
 async function metric(gw: TestGateway, name: string, label: string): Promise<number> {
   const text = (await new Client(gw.url).get('/metrics')).text;

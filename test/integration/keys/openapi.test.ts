@@ -7,7 +7,7 @@ import { createBodyA } from '../../../src/http/routes/api-keys.ts';
 
 type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; 'x-problem-codes': string[] }>> };
 
-describe('GET /api/openapi.json (CONTRACT 14)', () => {
+describe('GET /api/openapi.json', () => {
   let gw: TestGateway;
   let doc: Doc;
   before(async () => {

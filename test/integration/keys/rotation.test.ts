@@ -10,7 +10,7 @@ async function makeAdmin(gw: TestGateway): Promise<Client> {
   return admin.client;
 }
 
-/** Asks until `check` holds, for at most `ms`: the bound of the contract, not a sleep. */
+/** Asks until `check` holds, for at most `ms`: the promised bound, not a sleep. */
 async function within(ms: number, check: () => Promise<boolean>): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -20,7 +20,7 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<boolea
   return check();
 }
 
-describe('API keys: rotation (CONTRACT 14)', () => {
+describe('API keys: rotation', () => {
   let gw: TestGateway;
   useGateway({ config: { apiKeys: { maxKeysPerUser: 2, maxCreatesPerDay: 4 }, mcpServer: { enabled: true }, plans: { free: {}, pro: { apiRateLimit: 5000 } } } }, (g) => (gw = g));
 

@@ -19,7 +19,7 @@ async function writesMetric(gw: TestGateway): Promise<number> {
 }
 
 for (const counters of ['postgres', 'redis'] as const) {
-  describe(`API keys: usage history with the ${counters} counter store (CONTRACT 14)`, () => {
+  describe(`API keys: usage history with the ${counters} counter store`, () => {
     let gw: TestGateway;
     const ticker = manualEvery();
     before(async function () {
@@ -42,7 +42,7 @@ for (const counters of ['postgres', 'redis'] as const) {
       for (let i = 0; i < 5; i++) statuses.push((await asKey.get('/api/auth/get-session')).status);
       expect(statuses).to.deep.equal([200, 200, 200, 429, 429]);
 
-      // Visible once the periodic flush has run (every 5 s); a read never flushes (CONTRACT 22).
+      // Visible once the periodic flush has run (every 5 s); a read never flushes.
       await ticker.runAll();
       const res = await client.get(`/api/api-keys/${key.id}/usage?days=7`);
       expect(res.status).to.equal(200);

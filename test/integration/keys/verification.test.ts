@@ -52,7 +52,7 @@ describe('key verification: cached, and stopped everywhere within a second', () 
     ['revoke', ({ client, keyId }) => client.delete(`/api/api-keys/${keyId}`)],
     ['admin revoke', ({ admin, keyId }) => admin.delete(`/api/admin/api-keys/${keyId}`)],
     ['disable', ({ client, keyId }) => client.post('/api/auth/api-key/update', { keyId, enabled: false })],
-    // An expiry must be an hour ahead (CONTRACT 14); a rotation with no grace ends a key now.
+    // An expiry must be an hour ahead; a rotation with no grace ends a key now.
     ['rotation with gracePeriodSeconds 0', ({ client, keyId }) => client.post(`/api/api-keys/${keyId}/rotate`, { gracePeriodSeconds: 0 })],
     ['ban', ({ admin, userId }) => admin.post(`/api/admin/users/${userId}/ban`)],
     ['account deletion', ({ client, password }) => client.post('/api/auth/delete-user', { password })],
@@ -137,7 +137,7 @@ describe('key requests while Redis is down', () => {
       expect((await client.get('/healthz')).status).to.equal(200);
       await redis.start();
       // The client comes back on its own reconnect schedule, which the test does not drive: ask the
-      // key itself, for at most the 5 s CONTRACT 17 allows a store that returned.
+      // key itself, for at most the 5 s within which service resumes after a store returns.
       await until('a key request answered 200 after Redis returned', async () => (await k.get('/api/auth/get-session')).status === 200, 5_000);
       expect((await client.get('/readyz')).status).to.equal(200);
     } finally {

@@ -3,7 +3,7 @@ import { expectOAuth401, LOCAL_BASE } from '../../support/oauth.ts';
 import { CALLERS, describeCaller, expectForwarded, expectNotForwarded, expectProblem, startMatrixGateway, traced, type CallerName, type MatrixGateway } from './support.ts';
 import { MATRIX, concrete, expectedOutcome, type MatrixRequest, type Outcome, type Surface } from './table.ts';
 
-// Spec 5.2 walked end to end: every surface, every caller, both variants, through the real HTTP
+// The access matrix walked end to end: every surface, every caller, both variants, through the real HTTP
 // server in front of a real echo upstream. The expectations come from the one table in table.ts.
 
 interface Case { surface: Surface; request: MatrixRequest; caller: CallerName; outcome: Outcome }
@@ -54,7 +54,7 @@ async function check(m: MatrixGateway, c: Case): Promise<void> {
 }
 
 for (const variant of ['A', 'B'] as const) {
-  describe(`access matrix, Variant ${variant}: every surface of spec 5.2 for every caller, through the gateway to a real upstream`, () => {
+  describe(`access matrix, Variant ${variant}: every surface for every caller, through the gateway to a real upstream`, () => {
     let m: MatrixGateway;
     before(async () => {
       m = await startMatrixGateway(variant);

@@ -3,7 +3,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client } from '../../support/http.ts';
 import { expectNotForwarded, expectProblem, startMatrixGateway, traced, type MatrixGateway } from './support.ts';
 
-// Spec 1.9, CONTRACT 4: /v1/content is guarded by one shared secret in X-Content-Api-Key, not by
+// /v1/content is guarded by one shared secret in X-Content-Api-Key, not by
 // users or keys. The upstream sees no identity and never the secret.
 
 describe('/v1/content: the shared content key', () => {

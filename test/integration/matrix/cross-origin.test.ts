@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { expectForwarded, expectNotForwarded, expectProblem, startMatrixGateway, traced, type MatrixGateway } from './support.ts';
 
-// CONTRACT 6: a cookie rides along on cross-site requests, so a cookie-authenticated write whose
+// A cookie rides along on cross-site requests, so a cookie-authenticated write whose
 // Origin names another origin, or whose Sec-Fetch-Site is cross-site, is refused. Requests without
 // Origin are accepted; reads are never refused for their origin; keys carry no ambient credential.
 

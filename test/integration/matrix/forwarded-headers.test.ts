@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Client } from '../../support/http.ts';
 import { describeCaller, expectForwarded, startMatrixGateway, traced, type CallerName, type MatrixGateway } from './support.ts';
 
-// CONTRACT 4: the upstream learns who is calling from the gateway's x-keygate-* headers alone.
+// The upstream learns who is calling from the gateway's x-keygate-* headers alone.
 // Incoming x-keygate-* headers are removed first; the key and the session cookie never leave.
 
 const spoofed = {

@@ -3,7 +3,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { expectProblem } from './support.ts';
 
-// CONTRACT 4: with no upstream configured, a request the matrix allows and the gateway does not
+// With no upstream configured, a request the matrix allows and the gateway does not
 // serve itself answers 404. The matrix still decides first: refusals keep their 401 and 403.
 
 describe('no upstream configured', () => {

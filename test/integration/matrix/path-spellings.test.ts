@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Reply } from '../../support/http.ts';
 import { describeCaller, expectForwarded, expectNotForwarded, startMatrixGateway, traced, type CallerName, type MatrixGateway } from './support.ts';
 
-// CONTRACT 5.6: a path is decided in its canonical spelling. Each spelling below is sent next to
+// A path is decided in its canonical spelling. Each spelling below is sent next to
 // its canonical path: where the canonical path is refused, the spelling must get the same answer
 // (or 400 VALIDATION_FAILED when it cannot be normalised safely), and the upstream must never see it.
 
@@ -112,7 +112,7 @@ const REFUSED: Spelling[] = [
 
 const decision = (res: Reply) => `${res.status} ${res.body?.code ?? res.body?.error ?? ''}`.trim();
 
-describe('path spellings: every spelling of a path is decided as its canonical path (CONTRACT 5.6)', () => {
+describe('path spellings: every spelling of a path is decided as its canonical path', () => {
   let m: MatrixGateway;
   before(async () => {
     m = await startMatrixGateway('A', { env: { CONTENT_API_KEY: 's3cret' } });

@@ -12,7 +12,7 @@ import { startTestGateway, useGateway, type TestGateway } from '../../support/ga
 import { Client, signUp } from '../../support/http.ts';
 import { roomyPlans, startEcho, type Echo } from './support.ts';
 
-// CONTRACT 6: the policy lives in PostgreSQL; `keygate policy apply` writes the files into it and
+// The policy lives in PostgreSQL; `keygate policy apply` writes the files into it and
 // every running instance reloads within a second. The first start seeds an empty store.
 
 const root = resolve(import.meta.dirname, '../../..');

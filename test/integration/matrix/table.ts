@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallerName, Identity } from './support.ts';
 
-// The access matrix of spec 5.2 (Variant A) and CONTRACT section 6 (readings, Variant B), one row
+// The access matrix of both variants (Variant A: scoped keys; Variant B: a key is a session), one row
 // per surface, each with representative requests. The test walks every row for every caller,
 // through the real HTTP server and a real echo upstream.
 
@@ -31,7 +31,7 @@ export interface MatrixRequest {
 }
 
 export interface Surface {
-  /** The surface as spec 5.2 (or the contract) names it. */
+  /** The surface, as a person names it. */
   surface: string;
   keys: { A: KeyAccess; B: KeyAccess };
   sessions?: SessionAccess;
@@ -226,7 +226,7 @@ export const MATRIX: Surface[] = [
     ],
   },
   {
-    surface: "the auth layer's key update: session only, any request carrying x-api-key gets 403 (CONTRACT 4, both variants)",
+    surface: "the auth layer's key update: session only, any request carrying x-api-key gets 403 (both variants)",
     keys: { A: 'never', B: 'never' },
     requests: [req('POST', '/api/auth/api-key/update', { body: { keyId: '{uuid}', name: 'renamed' }, ...local(404, 'NOT_FOUND') })],
   },

@@ -5,8 +5,8 @@ import type { TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { connectMcp, createKey, mcpSuite, textOf, type Echo } from './support.ts';
 
-// Spec 5.2: "A key with the ai permission may create, edit, delete and run automations. An MCP
-// client may do the same." CONTRACT 8: also when its key lacks `ai`. Only automations open up:
+// A key with the ai permission may create, edit, delete and run automations, and so may an MCP
+// client, also when its key lacks `ai`. Only automations open up:
 // the rest of /api/ai stays closed to a key without `ai`, over MCP as over REST.
 
 describe('MCP server: automations through a key without the ai permission', () => {

@@ -3,7 +3,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { createKey, initializeMessage, rpc, startEcho, type Echo } from './support.ts';
 
-// CONTRACT 8: with `mcpServer.enabled: false`, /api/mcp answers 404, to every caller, and nothing
+// With `mcpServer.enabled: false`, /api/mcp answers 404, to every caller, and nothing
 // on it is forwarded upstream.
 
 describe('MCP server: turned off', () => {

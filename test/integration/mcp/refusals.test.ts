@@ -5,7 +5,7 @@ import { Client, signUp, type Reply } from '../../support/http.ts';
 import { expectOAuth401 as expectOAuth401At } from '../../support/oauth.ts';
 import { connectMcp, createKey, initializeMessage, rpc } from './support.ts';
 
-// Spec 5.3 and CONTRACT section 8: every refusal on /api/mcp is the same OAuth 401, so a client
+// Every refusal on /api/mcp is the same OAuth 401, so a client
 // knows to go and find credentials, and the reason never tells a key's state apart from unknown.
 
 describe('MCP server: refusals (the OAuth 401)', () => {
@@ -88,7 +88,7 @@ describe('MCP server: refusals (the OAuth 401)', () => {
   describe('when the key has expired', () => {
     it('answers the OAuth 401', async () => {
       const { client, key, id } = await workingKey();
-      // An expiry must be an hour ahead (CONTRACT 14): set one, then move the clock past it.
+      // An expiry must be an hour ahead: set one, then move the clock past it.
       const soon = new Date(gw.clock.now().getTime() + 2 * 3600_000).toISOString();
       expect((await client.post('/api/auth/api-key/update', { keyId: id, expiresAt: soon })).status).to.equal(200);
       gw.clock.advance(3 * 3600_000);

@@ -9,7 +9,7 @@ import { describeViolations, launchBrowser, openContext, seriousViolations } fro
 import { textOf } from '../mcp/support.ts';
 import { MemoryAuthProvider, signInOnPage, startCallback, type Callback } from './support.ts';
 
-// CONTRACT 15 as an MCP client meets it: the SDK's own OAuth support does discovery, registration,
+// OAuth for MCP as an MCP client meets it: the SDK's own OAuth support does discovery, registration,
 // PKCE and the token exchange; the person signs in and consents in a real browser.
 
 describe('OAuth for MCP clients: the whole flow', function () {

@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { initializeMessage, rpc, startEcho, type Echo } from '../mcp/support.ts';
 
-// Every refusal of CONTRACT 15, over raw HTTP. The consent step is answered with the person's
+// Every refusal of the OAuth server for MCP clients, over raw HTTP. The consent step is answered with the person's
 // session cookie by a plain HTTP client here; flow.test.ts clicks it in Chromium.
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -70,7 +70,7 @@ describe('OAuth for MCP clients: refusals', function () {
   const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
   const mcpWith = (base: string, token: string) => rpc(new Client(base), initializeMessage, bearer(token));
 
-  it('serves the metadata of CONTRACT 15 and scope="mcp" in the MCP 401', async () => {
+  it('serves the authorization server and protected resource metadata, and scope="mcp" in the MCP 401', async () => {
     const c = new Client(gw.url);
     const as = await c.get('/.well-known/oauth-authorization-server');
     expect(as.body).to.deep.equal({
@@ -109,7 +109,7 @@ describe('OAuth for MCP clients: refusals', function () {
 
   it('refuses an authorization without PKCE or with plain, and a wrong verifier or resource at the token endpoint', async () => {
     const person = await signUp(gw.url);
-    // Refused on an error page, never by a redirect to the client (CONTRACT 22).
+    // Refused on an error page, never by a redirect to the client.
     for (const params of [{ code_challenge: '', code_challenge_method: '' }, { code_challenge_method: 'plain' }] as Record<string, string>[]) {
       const a = await authorize(person, params);
       expect(a.redirect, JSON.stringify(params)).to.equal(null);

@@ -4,7 +4,7 @@ import type { TestGateway } from '../../support/gateway.ts';
 import { twoInstances, type TwoInstances } from './support.ts';
 import { until } from '../../support/until.ts';
 
-// CONTRACT 21 on a fleet of two: `status --wait` and `apply --wait`, version 0 kept by the first
+// The policy CLI on a fleet of two: `status --wait` and `apply --wait`, version 0 kept by the first
 // apply over a seeded store, and the live commands' --json.
 
 const CLOSE_PROJECTS = 'p, key, *, .*, /api/projects/**, deny, key.projects-closed';

@@ -8,8 +8,8 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { failedStart } from '../../support/serve-child.ts';
 import { tempDir } from '../../support/tmp.ts';
 
-// CONTRACT 21: a path pattern that is not linear-time never loads. Issue 24 met
-// `^/api/reports/(a+)+b$`: once applied, one 30-character request path blocked the event loop for
+// A path pattern that is not linear-time never loads. An operator's
+// `^/api/reports/(a+)+b$`, once applied, let one 30-character request path block the event loop for
 // seconds. The one bundle check refuses it, so the start and apply do as lint does.
 
 const root = resolve(import.meta.dirname, '../../..');

@@ -11,7 +11,7 @@ import { startEcho, TRACE, type Echo } from '../../support/echo.ts';
 import { operatorPolicySet, shipped } from './scopes-support.ts';
 import { until } from '../../support/until.ts';
 
-// CONTRACT 12 end to end: an operator declares scopes in a policy set of their own and writes the
+// Operator scopes end to end: an operator declares scopes in a policy set of their own and writes the
 // lines that use them; no TypeScript changes. Everything goes through the real server.
 
 async function createKey(client: Client, body: Record<string, unknown>): Promise<string> {
@@ -102,7 +102,7 @@ describe('scopes declared as data: an operator adds reports and exports (Variant
     expect((await client.get('/api/exports/e-1')).body.requiredPermission).to.equal('exports');
   });
 
-  it('a key with both actions, exports and the mcp shorthand writes reports, and the upstream sees every held permission in the contract spelling', async () => {
+  it('a key with both actions, exports and the mcp shorthand writes reports, and the upstream sees every held permission in x-keygate-permissions', async () => {
     const key = await createKey(session, { mcp: true, permissions: { reports: ['write', 'read'], exports: ['access'] } });
     const created = await session.get('/api/api-keys');
     expect(created.body.keys[0].permissions).to.deep.equal({ mcp: ['access'], reports: ['read', 'write'], exports: ['access'] });

@@ -118,7 +118,7 @@ describe('policy service', () => {
     });
 
     // Notifications arrive in commit order: once a marker sent afterwards is heard, so is every earlier one.
-    // Each signal carries the number of its row in the change record (CONTRACT 23), recorded with it.
+    // Each signal carries the number of its row in the change record, recorded with it.
     const signalsSoFar = async (): Promise<{ type: string; recorded: boolean }[]> => {
       const marker = JSON.stringify({ type: 'marker', n: heard.length });
       await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, marker]);

@@ -4,7 +4,7 @@ import { packageRoot } from '../../../src/config.ts';
 import { tempDir } from '../../support/tmp.ts';
 
 // An operator's policy set: the shipped files plus the scopes reports (read, write) and exports,
-// and the lines that use them. Shared by the API and page tests of CONTRACT 12.
+// and the lines that use them. Shared by the API and page tests of declared scopes.
 
 export const shipped = (f: string) => resolve(packageRoot, 'policies', f);
 

@@ -7,8 +7,8 @@ import { createPool, type Pool } from '../../../src/store/db.ts';
 import { shippedPolicies } from '../../unit/policy/helpers.ts';
 import { testClock } from '../../support/gateway.ts';
 
-// The shadow path decides a repeated request from one remembered pair of decisions (CONTRACT 13:
-// one more memoized decision), and still counts and logs every divergence as before.
+// The shadow path decides a repeated request from one remembered pair of decisions (one
+// more memoized decision), and still counts and logs every divergence as before.
 
 const ANON: PolicySubject = { kind: 'anonymous', permissions: [], role: null };
 const KEY: PolicySubject = { kind: 'key', permissions: ['reports:read', 'ai'], role: 'user' };

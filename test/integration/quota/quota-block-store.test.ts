@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startCounterEngine, type CounterEngine } from './counter-engines.ts';
 import { createPostgresQuotaBlocks, createRedisQuotaBlocks, type QuotaBlockStore } from '../../../src/store/quota-blocks.ts';
 
-// CONTRACT 18 and 23 ("a dead instance strands nothing"), at the block store itself: a leased
+// Leased quota blocks, and a dead instance strands nothing, at the block store itself: a leased
 // block is recorded with what its holder has not claimed and an expiry; whatever expires goes back
 // to the counter once, whoever asks first. Both counter stores, the same answers.
 

@@ -5,7 +5,7 @@ import { Client, signUp, type Reply } from '../../support/http.ts';
 import { REDIS_URL, requireRedis } from '../../support/redis.ts';
 import { utcDayStart } from '../../../src/store/counters.ts';
 
-// CONTRACT 18: leased quota blocks above 1,000 remaining, one by one at or below it.
+// Leased quota blocks above 1,000 remaining, one by one at or below it.
 
 const plans = { free: {}, boundary: { apiRateLimit: 1500 }, big: { apiRateLimit: 100_000 } };
 // Blocks that never expire during a test and no sweep timer: the test decides when blocks return.

@@ -5,7 +5,7 @@ import { createPostgresCounters, createRedisCounters, type CounterStore } from '
 import { groupedWindowSpender, type QuotaOutcome } from '../../../src/services/quota.ts';
 import type { RateLimitRule } from '../../../src/config.ts';
 
-// CONTRACT 19 at speed: the requests of one windowed key that arrive together are counted by one
+// Short rate-limit windows at speed: the requests of one windowed key that arrive together are counted by one
 // call to the counter store, and each still gets exactly the answer it would have had alone, in
 // arrival order. Both counter stores, real engines; the store's calls are counted around it.
 

@@ -6,7 +6,7 @@ import { migrate } from '../../../src/store/migrate.ts';
 import { signal } from '../../../src/store/notify.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 
-// CONTRACT 23 ("a reconnect is not a stampede"), at the follower itself: it catches up from the
+// A reconnect is not a stampede, at the follower itself: it catches up from the
 // record only when the record can say everything that was missed.
 
 describe('the change follower', function () {

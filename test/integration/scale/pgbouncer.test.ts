@@ -6,7 +6,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/db.ts';
 import { Client, signUp } from '../../support/http.ts';
 
-// CONTRACT 16: DATABASE_URL through a transaction-pooling PgBouncer, DATABASE_DIRECT_URL for what
+// DATABASE_URL through a transaction-pooling PgBouncer, DATABASE_DIRECT_URL for what
 // needs a session (LISTEN, migrations and their lock, policy apply). Three gateways start
 // together on an empty database; the request path holds no session state, and signals still
 // reach every instance within a second.

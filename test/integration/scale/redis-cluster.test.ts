@@ -6,9 +6,9 @@ import type { TestDatabase } from '../../support/db.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { clusterPair, nodesHolding } from './cluster-support.ts';
 
-// CONTRACT 16: two gateways counting in a 3-master Redis Cluster keep every limit exact, whatever
+// Two gateways counting in a 3-master Redis Cluster keep every limit exact, whatever
 // slot a key's counter hashes to; the key list reads counters across slots; a dead shard costs
-// only its own keys (503), never a hang. CONTRACT 23: that holds with cluster-require-full-coverage
+// only its own keys (503), never a hang. That holds with cluster-require-full-coverage
 // no, as docs/scale-out.md sets it; with Redis's default (yes) the same dead master costs every key,
 // which the test shows too, so the document's advice is checked rather than assumed.
 
@@ -31,7 +31,7 @@ describe('two gateways on a 3-master Redis Cluster', function () {
     return { client, keys };
   }
 
-  it('when 1,300 requests race over both gateways for a key with 1,100 a day, leased blocks above 1,000 and single counts below it serve exactly 1,100 (CONTRACT 18)', async function () {
+  it('when 1,300 requests race over both gateways for a key with 1,100 a day, leased blocks above 1,000 and single counts below it serve exactly 1,100', async function () {
     this.timeout(120_000);
     const { client, user } = await signUp(a.url);
     await a.pool.query("UPDATE users SET plan = 'boundary' WHERE id = $1", [user.id]);

@@ -4,7 +4,7 @@ import { commandExists, startSentinelSet, until, type SentinelSet } from '../../
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 
-// CONTRACT 23: with redis.waitReplicas 1 every counter write waits for the replica, so a planned
+// With redis.waitReplicas 1 every counter write waits for the replica, so a planned
 // failover (SENTINEL FAILOVER) under traffic loses no count and the limit is never exceeded.
 
 const LIMIT = 400;

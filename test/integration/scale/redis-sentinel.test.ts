@@ -4,7 +4,7 @@ import { commandExists, startSentinelSet, until, type SentinelSet } from '../../
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
-// CONTRACT 16: with REDIS_SENTINELS the counters follow a failover without a restart, and the
+// With REDIS_SENTINELS the counters follow a failover without a restart, and the
 // old master, back empty, is never written to: counts go on from where they were.
 
 describe('a gateway on a Redis Sentinel set', function () {
@@ -33,7 +33,7 @@ describe('a gateway on a Redis Sentinel set', function () {
     const key = new Client(gw.url).withKey(created.key);
     for (const left of [9, 8, 7, 6]) expect((await key.get('/api/auth/get-session')).headers['ratelimit-remaining']).to.equal(String(left));
 
-    // Acknowledged by the replica before the kill: CONTRACT 18's bound covers only what reached it.
+    // Acknowledged by the replica before the kill: the bound on lost counts covers only what reached it.
     const master = new Redis({ port: set.masterPort, host: '127.0.0.1' });
     expect(await master.call('WAIT', '1', '2000')).to.equal(1);
     master.disconnect();

@@ -7,10 +7,10 @@ import { Client, signUp } from '../../support/http.ts';
 import { signal } from '../../../src/store/notify.ts';
 import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
 
-// CONTRACT 16: a LISTEN connection that goes silent without closing (a NAT or pooler forgetting
+// A LISTEN connection that goes silent without closing (a NAT or pooler forgetting
 // it) is noticed by the periodic check and replaced, so a revocation made elsewhere still reaches
 // the instance within 10 s, not after the 60 s the key cache would otherwise keep it.
-// CONTRACT 23: the instance catches up on what it missed from the change record instead of
+// The instance catches up on what it missed from the change record instead of
 // emptying its caches, so the first requests after a reconnect cost no more lookups than before.
 
 async function misses(gw: TestGateway): Promise<number> {

@@ -7,7 +7,7 @@ import { initializeMessage, rpc } from '../mcp/support.ts';
 import { connectApp } from '../oauth/support.ts';
 import { signedUpUser } from './helpers.ts';
 
-// Connected apps on Settings → Developers (CONTRACT 15): the grants a person gave MCP clients,
+// Connected apps on Settings → Developers: the grants a person gave MCP clients,
 // listed with when they were granted and last used, and revoked from the page.
 
 const appItem = (page: Page, name: string) => page.locator('#apps-list > li', { has: page.getByRole('heading', { name, exact: true }) });

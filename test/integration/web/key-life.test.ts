@@ -7,7 +7,7 @@ import { createKey, keyItem, signedUpUser } from './helpers.ts';
 
 const DAY = 86_400_000;
 
-describe("web: a key's life on Settings → Developers (CONTRACT 14)", function () {
+describe("web: a key's life on Settings → Developers", function () {
   this.timeout(60_000);
   let gw: TestGateway;
   let t: TestPage;
@@ -55,7 +55,7 @@ describe("web: a key's life on Settings → Developers (CONTRACT 14)", function 
     const { page } = t;
     const key = await createKey(page, 'busy');
     for (let i = 0; i < 3; i++) await new Client(gw.url).withKey(key).get('/api/auth/get-session');
-    // The periodic flush makes them visible; reading usage never writes (CONTRACT 22).
+    // The periodic flush makes them visible; reading usage never writes.
     await gw.runPeriodic();
     await page.reload();
     const item = keyItem(page, 'busy');

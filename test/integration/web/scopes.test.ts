@@ -7,7 +7,7 @@ import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index
 import { operatorPolicySet } from '../policy/scopes-support.ts';
 import { createKey, keyItem, signedUpUser } from './helpers.ts';
 
-// CONTRACT 12 on Settings → Developers: the create form's checkboxes and the list's badges come
+// Declared scopes on Settings → Developers: the create form's checkboxes and the list's badges come
 // from scopes.yaml, so an operator's scope appears on the page with no code change.
 
 describe('web: the page offers the declared scopes', function () {

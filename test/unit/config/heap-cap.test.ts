@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { startFlags } from '../../bench/children.ts';
 import { CACHE_SHARE_OF_HEAP, heapBudgetWarning } from '../../../src/services/heap-budget.ts';
 
-// Issue 29: 100,000 keys verified once each left about 60 MB live, yet the process reached 316 MB:
+// 100,000 keys verified once each left about 60 MB live, yet the process reached 316 MB:
 // with no cap V8 let the heap grow to four times what was live before a full collection. npm
 // start's node flags cap the old generation, which kept the growth near 1.4 times on Node 20. How
 // far the heap grows is V8's choice and differs between Node lines (Node 24 let this churn reach

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig, packageRoot } from '../../../src/config.ts';
 
-// CONTRACT 16: where the counters live is one Redis setting or none; a pooled DATABASE_URL takes
+// Where the counters live is one Redis setting or none; a pooled DATABASE_URL takes
 // a direct URL beside it and then sends no named statements unless told to.
 
 const load = (env: Record<string, string>) => loadConfig({ env, overrides: {} });

@@ -46,7 +46,7 @@ describe('key format', () => {
   });
 });
 
-describe('request quota stamping (spec section 8)', () => {
+describe('request quota stamping', () => {
   const base = { plans: { free: {}, pro: { apiRateLimit: 5000 }, team: { apiRateLimit: 20000 } } };
   const a = parseConfig(base);
   const bOrg = parseConfig({ ...base, apiKeys: { enabled: true, variant: 'B' }, billingScope: 'organization' });

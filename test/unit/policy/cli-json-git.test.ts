@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { tempDir } from '../../support/tmp.ts';
 import { repoRoot, runCli, withPolicyCopy } from './helpers.ts';
 
-// CONTRACT 21 for the file-only policy commands: --json, lint by kind, diff against git, and the
+// The file-only policy commands: --json, lint by kind, diff against git, and the
 // CI recipe of policies/README.md run as written from a git checkout.
 
 const sh = promisify(execFile);

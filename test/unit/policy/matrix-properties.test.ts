@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadPolicyEngine, type PolicyEngine, type PolicySubject } from '../../../src/policy/engine.ts';
 import { shippedPolicies } from './helpers.ts';
 
-// Canonical segments only: the gateway normalises before it asks (CONTRACT 5.6).
+// Canonical segments only: the gateway normalises before it asks.
 const segment = fc.stringMatching(/^[a-z0-9_~:@%-][a-z0-9._~:@%-]{0,11}$/).filter((s) => s !== '.' && s !== '..');
 const tail = fc.array(segment, { maxLength: 4 }).map((s) => s.map((x) => `/${x}`).join(''));
 const method = fc.constantFrom('GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE', 'PROPFIND');

@@ -68,7 +68,7 @@ describe('keygate policy lint', () => {
 });
 
 describe('keygate policy lint: a path pattern that is not linear-time', () => {
-  it('is an error naming the line and why (issue 24: one 30-character path blocked the event loop for seconds)', async () => {
+  it('is an error naming the line and why (one 30-character path once blocked the event loop for seconds)', async () => {
     await withPolicyCopy(async (dir) => {
       const csv = join(dir, 'policies/variant-a.csv');
       await writeFile(csv, `${await readFile(csv, 'utf8')}p, key, *, .*, ^/api/reports/(a+)+b$, deny, key.reports-slow\n`);

@@ -47,8 +47,8 @@ describe('keygate policy test', () => {
       await withPolicyCopy(async (dir) => {
         const csv = join(dir, 'policies/variant-a.csv');
         const text = await readFile(csv, 'utf8');
-        // The operator's billing scope of issue 24: before it, 52 shipped cases failed because the
-        // new line now came first among the denies of billing writes.
+        // An operator's billing scope: while a case had to name the very line reported, 52 shipped cases
+        // failed because the new line now came first among the denies of billing writes.
         await writeFile(join(dir, 'policies/scopes.yaml'), `${await readFile(join(dir, 'policies/scopes.yaml'), 'utf8')}  billing:\n    label: Billing\n    actions: [read, write]\n`);
         const line = 'p, key, !perm:billing:read, .*, /api/billing/**, deny, key.billing-needs-read\np, key, *, .*, /api/**, deny, key.everything-closed';
         await writeFile(csv, text.replace('p, key, *, .*, /api/**, allow, key.api\n', `p, key, *, .*, /api/**, allow, key.api\n${line}\n`));

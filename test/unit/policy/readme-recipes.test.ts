@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, shippedPolicies } from './helpers.ts';
 
-// policies/README.md's recipes, run as an operator types them (issue 24): every shell block of the
+// policies/README.md's recipes, run as an operator types them: every shell block of the
 // "Recipes for a new router" section, line by line and in order, in a git checkout holding a copy of
 // the shipped files and a keygate.yaml naming them. `npx keygate` finds this checkout's CLI through
 // node_modules/.bin, as it does in a project that installed keygate. A `# exits N` comment says the

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli, withPolicyCopy } from './helpers.ts';
 
-// CONTRACT 21: `keygate policy scope add` writes a scope, its lines and its cases in one command,
+// `keygate policy scope add` writes a scope, its lines and its cases in one command,
 // and refuses (writing nothing) where the scope would be a mistake.
 
 const FILES = ['policies/scopes.yaml', 'policies/variant-a.csv', 'policies/tests/variant-a.yaml'];

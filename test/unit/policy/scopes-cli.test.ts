@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { runCli, summary, withPolicyCopy } from './helpers.ts';
 
-// CONTRACT 12: lint, explain, test suites and diff speak the scopes of scopes.yaml, so an operator's
+// Lint, explain, test suites and diff speak the scopes of scopes.yaml, so an operator's
 // new scope is checked like the shipped ones with no code change.
 
 const REPORTS = '  reports:\n    label: Reports\n    description: The reporting API.\n    actions: [read, write]\n';
