@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { RawSocket } from './support.ts';
+import { until } from '../../support/until.ts';
 
 // 300 anonymous sockets that send nothing stayed open, each a file descriptor and a slot of the
 // kernel's accept queue; enough of them and the process runs out. `server.maxConnections`
@@ -47,16 +48,13 @@ describe('hostile: more connections than server.maxConnections', function () {
       }
       held.shift()!.destroy();
       // The server learns of the close asynchronously: try until a connection is served (bounded).
-      let served = false;
-      for (let attempt = 0; attempt < 50 && !served; attempt++) {
+      await until('a new connection is served', async () => {
         const s = await RawSocket.open(gw.url);
         held.push(s);
         get(s);
         await s.until((t) => t.includes('\r\n\r\n') || s.ended, 5_000);
-        served = /^HTTP\/1\.1 200 /.test(s.received);
-        if (!served) await new Promise((ok) => setTimeout(ok, 50));
-      }
-      expect(served).to.equal(true);
+        return /^HTTP\/1\.1 200 /.test(s.received);
+      }, 10_000, 50);
     });
   });
 

@@ -5,6 +5,7 @@ import { startServe } from '../../support/serve-child.ts';
 import { packageRoot } from '../../../src/config.ts';
 import { createKey } from '../mcp/support.ts';
 import { rawRequest, type RawReply } from './raw.ts';
+import { until } from '../../support/until.ts';
 
 // DNS rebinding: a page on evil.example makes the browser's name for it resolve to this gateway,
 // then posts to /api/mcp with its own name in Host and its own origin in Origin. Written byte for
@@ -112,8 +113,7 @@ describe('hostile: DNS rebinding against /api/mcp', () => {
       const serve = startServe({ cwd: packageRoot, env: { ...process.env, PORT: '0', HOST: '0.0.0.0', LOG_LEVEL: 'info' } });
       try {
         await serve.url;
-        const deadline = Date.now() + 30_000;
-        while (!/answers only for these hosts/.test(serve.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        await until('the start log names the accepted hosts', () => /answers only for these hosts/.test(serve.output()), 30_000, 100);
         const line = serve.output().split('\n').find((l) => l.includes('answers only for these hosts'));
         expect(line, serve.output()).to.be.a('string');
         for (const h of ['localhost', '127.0.0.1', '[::1]', '0.0.0.0']) expect(line).to.include(JSON.stringify(h));

@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 import { connectMcp, createKey, startEcho, textOf, type Echo } from '../mcp/support.ts';
+import { until } from '../../support/until.ts';
 
 // Forwarded MCP tool calls take the caller's slot of upstream.maxConcurrentPerCaller
 // like REST forwards. They took none: 12 concurrent tools/call of one key were all in flight
@@ -42,8 +43,7 @@ describe('hostile: one key firing many MCP tool calls at a slow upstream', funct
     const calls = Array.from({ length: 12 }, (_, i) => call(`m${i}`).then((r) => (settled.push(r), r)));
     await echo.untilHeld(LIMIT, 10_000);
     // The refused ones come back while the others are still held.
-    const deadline = Date.now() + 10_000;
-    while (settled.length < 12 - LIMIT && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until('the calls past the limit are refused', () => settled.length >= 12 - LIMIT, 10_000);
     expect(settled).to.have.length(12 - LIMIT);
     expect(echo.held()).to.equal(LIMIT);
     expect(echo.inFlight()).to.equal(LIMIT);

@@ -9,6 +9,7 @@ import { CHANNEL } from '../../../src/store/notify.ts';
 import { applyPolicy, createPolicyService, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
+import { until } from '../../support/until.ts';
 
 // The policy service alone, on a real database: what the gateway's reload relies on.
 
@@ -122,8 +123,7 @@ describe('policy service', () => {
     const signalsSoFar = async (): Promise<{ type: string; recorded: boolean }[]> => {
       const marker = JSON.stringify({ type: 'marker', n: heard.length });
       await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, marker]);
-      for (let i = 0; i < 500 && !heard.includes(marker); i++) await new Promise((ok) => setTimeout(ok, 10));
-      expect(heard, 'the marker arrives').to.include(marker);
+      await until('the marker arrives', () => heard.includes(marker), 5_000);
       const out = heard.filter((h) => !h.includes('"marker"')).map((h) => JSON.parse(h) as { type: string; change: number });
       heard = [];
       return Promise.all(out.map(async ({ type, change }) => ({

@@ -6,6 +6,7 @@ import { Client } from '../../support/http.ts';
 import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
 import { operatorPolicySet } from '../policy/scopes-support.ts';
 import { createKey, keyItem, signedUpUser } from './helpers.ts';
+import { until } from '../../support/until.ts';
 
 // Declared scopes on Settings → Developers: the create form's checkboxes and the list's badges come
 // from scopes.yaml, so an operator's scope appears on the page with no code change.
@@ -43,11 +44,7 @@ describe('web: the page offers the declared scopes', function () {
   it('after policy apply, a reloaded page has one checkbox per action of reports and one for exports, labelled and described from the file', async () => {
     const set = operatorPolicySet();
     await applyPolicy(gw.pool, await readPolicyFiles({ model: set.model, file: set.file, scopes: set.scopes }), { by: 'test', message: '' });
-    const start = performance.now();
-    while (!(await t.page.request.get(`${gw.url}/api/scopes`).then((r) => r.text())).includes('reports')) {
-      if (performance.now() - start > 1000) throw new Error('not reloaded within 1000 ms');
-      await new Promise((ok) => setTimeout(ok, 10));
-    }
+    await until('the applied scopes are served', async () => (await t.page.request.get(`${gw.url}/api/scopes`).then((r) => r.text())).includes('reports'), 1000);
     await open();
     const access = t.page.getByRole('group', { name: 'Access' });
     expect(await access.getByRole('checkbox').count()).to.equal(5);
