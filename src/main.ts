@@ -105,10 +105,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // owner's row lock while it counts, so counting from the same pool could wait on itself.
   const counterPool = redis ? null : createPool(databaseUrl, COUNTER_POOL_SIZE, 'counter store (PostgreSQL)', requestDeadlines(config));
   const swallowedErrors = new Counter({
-    name: 'keygate_swallowed_errors_total', help: 'Best-effort cleanups that failed and were let go, by kind', labelNames: ['what'], registers: [],
+    name: 'keygate_swallowed_errors_total', help: 'Best-effort cleanups that failed and were let go, by kind',
+    labelNames: ['what'], registers: [],
   });
   const swallowed = swallowedReporter(logger, (what) => swallowedErrors.inc({ what }));
-  const counters: CounterStore = redis ? createRedisCounters(redis, undefined, undefined, config.redisWait) : createPostgresCounters(counterPool!, () => clock().getTime(), swallowed);
+  const counters: CounterStore = redis
+    ? createRedisCounters(redis, undefined, undefined, config.redisWait)
+    : createPostgresCounters(counterPool!, () => clock().getTime(), swallowed);
   // One line when a store's outage begins (with its cause) and one when it ends, not one per refusal.
   for (const target of [pool, counterPool, redis]) {
     outageWatchOf(target ?? {})?.on((e) => {

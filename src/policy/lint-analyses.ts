@@ -2,7 +2,10 @@
 // prints them; the console may list them beside a policy): mistakes a policy can hold that its
 // tests might not reveal. Each takes parsed lines or a built engine and answers findings by line.
 import { type PolicyEngine, type PolicySubject, type SubjectKind } from './engine.ts';
-import { compileMethodPattern, compilePathPattern, parseCondition, pathGlobs, permTerm, PROBE_METHODS, SUBJECTS, subjectAttributes, termsHold, unknownAttributes } from './patterns.ts';
+import {
+  compileMethodPattern, compilePathPattern, parseCondition, pathGlobs, permTerm, PROBE_METHODS, SUBJECTS, subjectAttributes, termsHold,
+  unknownAttributes,
+} from './patterns.ts';
 import type { ScopeCatalog } from './scopes.ts';
 import type { PolicyRule } from './rules.ts';
 import { examplePath, forwardedExamples, gatewayRoutes } from './routes.ts';
@@ -72,7 +75,9 @@ export function unreachableAllows(engine: PolicyEngine, catalog: ScopeCatalog | 
   const all = allAtoms(catalog);
   for (const allow of engine.rules.filter((r) => r.effect === 'allow')) {
     const methods = PROBE_METHODS.filter((m) => compileMethodPattern(allow.method).test(m));
-    const subjects = kindsOf(allow).flatMap((k) => possibleSubjects(k, namedAtoms(allow, catalog), all)).filter((s) => conditionHolds(allow, s));
+    const subjects = kindsOf(allow)
+      .flatMap((k) => possibleSubjects(k, namedAtoms(allow, catalog), all))
+      .filter((s) => conditionHolds(allow, s));
     const deniers = new Map<string, PolicyRule>();
     let sampled = 0;
     let open = false;
@@ -107,10 +112,12 @@ export function deadActions(engine: PolicyEngine, catalog: ScopeCatalog | null):
   if (!catalog) return [];
   const findings: Finding[] = [];
   const all = allAtoms(catalog);
-  const asks = (rule: PolicyRule, scope: string, action: string) => (rule.subject === 'key' || rule.subject === '*') && parseCondition(rule.condition).some((t) => {
-    const perm = permTerm(t.attribute);
-    return perm !== null && perm.scope === scope && (perm.action === action || (perm.action === null && catalog.get(scope)?.actions.length === 1));
-  });
+  const asks = (rule: PolicyRule, scope: string, action: string) =>
+    (rule.subject === 'key' || rule.subject === '*') && parseCondition(rule.condition).some((t) => {
+      const perm = permTerm(t.attribute);
+      const onlyAction = perm?.action === null && catalog.get(scope)?.actions.length === 1;
+      return perm !== null && perm.scope === scope && (perm.action === action || onlyAction);
+    });
   for (const scope of catalog.list) {
     for (const action of scope.actions) {
       const askers = engine.rules.filter((r) => asks(r, scope.name, action));
@@ -121,7 +128,8 @@ export function deadActions(engine: PolicyEngine, catalog: ScopeCatalog | null):
         const methods = PROBE_METHODS.filter((m) => compileMethodPattern(asker.method).test(m));
         for (const role of ['user', 'admin'] as const) for (const m of methods) for (const p of samplePaths(asker.path)) {
           if (opens) break;
-          const denies = engine.matchingRules({ kind: 'key', permissions: all, role }, m, p).filter((r) => r.effect === 'deny' && r.id !== asker.id);
+          const denies = engine.matchingRules({ kind: 'key', permissions: all, role }, m, p)
+            .filter((r) => r.effect === 'deny' && r.id !== asker.id);
           if (denies.length === 0) opens = true;
           for (const d of denies) refusers.set(d.id, d);
         }
@@ -130,12 +138,15 @@ export function deadActions(engine: PolicyEngine, catalog: ScopeCatalog | null):
       const named = (rules: Iterable<PolicyRule>) => [...rules].map((r) => `line ${r.line} (${r.id})`).join(', ');
       findings.push({
         line: askers[0]!.line,
-        message: `${scope.name}:${action} opens nothing: every request ${named(askers)} asks it for is refused to keys holding it by ${named(refusers.values())}`,
+        message: `${scope.name}:${action} opens nothing: every request ${named(askers)} asks it for is refused to keys holding it`
+          + ` by ${named(refusers.values())}`,
       });
     }
   }
   return findings;
 }
+
+const SAME_SHAPE = '(same subject, condition, method, path and effect)';
 
 /** Per line: conditions naming what is not declared or can never hold, and duplicates. */
 export function lineFindings(rules: readonly PolicyRule[], catalog: ScopeCatalog | null, scopesFile: string): Finding[] {
@@ -153,15 +164,21 @@ export function lineFindings(rules: readonly PolicyRule[], catalog: ScopeCatalog
     if (unknown.length > 0) {
       const perms = unknown.filter((u) => u.startsWith('perm:'));
       const others = unknown.filter((u) => !u.startsWith('perm:'));
-      if (perms.length) findings.push({ line: rule.line, message: `${rule.id}: unknown ${perms.join(', ')}: a scope or action ${scopesFile} does not declare (declared: ${all.map((a) => `perm:${a}`).join(', ') || 'none'})` });
-      if (others.length) findings.push({ line: rule.line, message: `${rule.id}: unknown ${others.join(', ')} (known: perm:SCOPE, perm:SCOPE:ACTION, role:user, role:admin, via:mcp)` });
+      const declaredList = all.map((a) => `perm:${a}`).join(', ') || 'none';
+      const known = 'perm:SCOPE, perm:SCOPE:ACTION, role:user, role:admin, via:mcp';
+      if (perms.length) {
+        const why = `a scope or action ${scopesFile} does not declare (declared: ${declaredList})`;
+        findings.push({ line: rule.line, message: `${rule.id}: unknown ${perms.join(', ')}: ${why}` });
+      }
+      if (others.length) findings.push({ line: rule.line, message: `${rule.id}: unknown ${others.join(', ')} (known: ${known})` });
     } else if (!kindsOf(rule).some((k) => possibleSubjects(k, namedAtoms(rule, catalog), all).some((s) => conditionHolds(rule, s)))) {
       findings.push({ line: rule.line, message: `${rule.id}: condition "${rule.condition}" can never hold for subject ${rule.subject}` });
     }
-    const shape = [rule.subject, [...terms.map((t) => (t.negated ? '!' : '') + t.attribute)].sort().join(' '), rule.method, rule.path, rule.effect].join('\n');
+    const condition = terms.map((t) => (t.negated ? '!' : '') + t.attribute).sort().join(' ');
+    const shape = [rule.subject, condition, rule.method, rule.path, rule.effect].join('\n');
     const first = seen.get(shape);
     if (first === undefined) seen.set(shape, rule.line);
-    else findings.push({ line: rule.line, message: `${rule.id}: duplicate of line ${first} (same subject, condition, method, path and effect)` });
+    else findings.push({ line: rule.line, message: `${rule.id}: duplicate of line ${first} ${SAME_SHAPE}` });
   }
   return findings;
 }

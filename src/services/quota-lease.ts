@@ -106,7 +106,8 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     h.left = 0;
     h.unclaimed = 0;
     if (unspent > 0 || recorded > 0) {
-      await blocks.handBack(quotaCounterName(keyId), new Date(h.window), h.id, unspent).catch((e) => opts.swallowed?.('block-hand-back', e));
+      await blocks.handBack(quotaCounterName(keyId), new Date(h.window), h.id, unspent)
+        .catch((e) => opts.swallowed?.('block-hand-back', e));
     }
   };
 
