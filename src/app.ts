@@ -169,7 +169,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     if ((lower === mcpPathLower || lower.startsWith(mcpPathLower + '/')) && isMcpRefusal(err)) return mcpRefusal(ctx, err as AppError, config.publicUrl);
     if (deps.pageErrors && (await deps.pageErrors(ctx, err))) return;
     handleError(ctx, err, (e) => logger.error({ reqId: ctx.state.requestId, err: e }, 'unexpected error'),
-      (e) => logger.warn({ reqId: ctx.state.requestId, code: e.code, cause: e.cause }, e.internal));
+      (e) => logger.warn({ reqId: ctx.state.requestId, code: e.code, err: e.cause }, e.internal));
   }
 
   const watchBody = bodyDeadline(deps.bodyIdleMs ?? BODY_IDLE_MS);
