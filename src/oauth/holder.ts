@@ -5,8 +5,8 @@ import type { OAuthRuntime } from './provider.ts';
  * (oidc-provider) weighs about 30 MB resident and makes an RSA key pair when built, so it is built
  * by the first request that needs it (a step under /oauth/, a token presented on the MCP endpoint),
  * not at start: a gateway that no MCP client ever connects to does not carry it (its memory after
- * start stays that of a gateway without OAuth). Everything that only names the issuer (the metadata documents, the MCP 401) is
- * answered without it.
+ * start stays that of a gateway without OAuth). Everything that only names the issuer (the
+ * metadata documents, the MCP 401) is answered without it.
  */
 export interface OAuthHolder {
   /** Null until the gateway knows its issuer, and for good when it cannot have one (main.ts). */

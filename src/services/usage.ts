@@ -6,8 +6,8 @@ import { notFound, StoreUnavailableError } from '../errors.ts';
 
 // Daily usage per key and per OAuth grant: each instance tallies in memory what
 // the quota counted, and writes the tallies in one statement per table every few seconds and on
-// close. A write per request would cost as much as the request itself, with either counter store. Reading never writes: what this
-// instance tallied shows once the next flush has run, within the flush interval.
+// close. A write per request would cost as much as the request itself, with either counter store.
+// Reading never writes: what this instance tallied shows once the next flush has run, within the flush interval.
 
 export const RETENTION_DAYS = 90;
 export const DEFAULT_FLUSH_MS = 5_000;
