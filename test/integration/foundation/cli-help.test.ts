@@ -61,7 +61,7 @@ describe('npx keygate --help, -h and --version', function () {
     db = await createTestDatabase('cli_help');
     port = await freePort();
   });
-  after(async () => db.drop());
+  after(async () => db?.drop());
 
   it('the table holds every command, the new ones included', () => {
     const names = everyCommand().map((c) => c.join(' '));

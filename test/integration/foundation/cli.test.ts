@@ -28,8 +28,8 @@ describe('npx keygate (the CLI)', function () {
     pool = new pg.Pool({ connectionString: db.url });
   });
   after(async () => {
-    await pool.end();
-    await db.drop();
+    await pool?.end();
+    await db?.drop();
   });
 
   it('migrate applies the migrations, then has nothing to apply', async () => {
