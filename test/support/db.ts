@@ -57,7 +57,11 @@ export async function createTestDatabase(label = 'kg'): Promise<TestDatabase> {
   const base = await serverUrl();
   const name = `${label}_${randomBytes(5).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
+  await admin.connect().catch((e: Error) => {
+    const at = new URL(base);
+    const how = process.env.DATABASE_URL ? 'start it, or unset DATABASE_URL for an embedded one' : 'the embedded one stopped';
+    throw new Error(`the tests' PostgreSQL at ${at.hostname}:${at.port || 5432} does not answer (${e.message}): ${how}`);
+  });
   try {
     await admin.query(`CREATE DATABASE ${name}`);
   } finally {
