@@ -14,7 +14,7 @@ export interface Usage {
 }
 
 /** The synopsis alone, prefixed `usage:`. */
-export const synopsisOf = (u: Usage): string => (u.usage.startsWith('usage:') ? u.usage : `usage: ${u.usage}`);
+const synopsisOf = (u: Usage): string => (u.usage.startsWith('usage:') ? u.usage : `usage: ${u.usage}`);
 
 /** The full help of one command or subcommand. */
 export function helpOf(u: Usage): string {

@@ -20,7 +20,8 @@ import { userInfo } from 'node:os';
 export const commandTable: Record<string, Usage> = {
   serve: {
     usage: 'keygate serve [--config FILE]',
-    about: 'Starts the gateway on HOST:PORT (127.0.0.1:3000 unless set), with an embedded PostgreSQL when DATABASE_URL is unset; `npm start` runs this.',
+    about: 'Starts the gateway on HOST:PORT (127.0.0.1:3000 unless set), with an embedded PostgreSQL when '
+      + 'DATABASE_URL is unset; `npm start` runs this.',
     examples: ['npx keygate serve', 'PORT=8080 npx keygate serve'],
   },
   migrate: {
@@ -30,7 +31,9 @@ export const commandTable: Record<string, Usage> = {
   },
   user: { usage: 'keygate user <subcommand> [flags]', about: 'Creates and manages accounts from the shell.', subcommands: userCommands },
   org: { usage: 'keygate org <subcommand> [flags]', about: "Sets an organization's plan.", subcommands: orgCommands },
-  policy: { usage: 'keygate policy <subcommand> [flags]', about: 'Checks, explains, stores and rolls back the access policy.', subcommands: policyUsages },
+  policy: {
+    usage: 'keygate policy <subcommand> [flags]', about: 'Checks, explains, stores and rolls back the access policy.', subcommands: policyUsages,
+  },
 };
 
 /** The command list: what `keygate` with no command, `--help` and an unknown command print. */

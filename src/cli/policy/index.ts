@@ -35,7 +35,8 @@ const usages: Record<keyof typeof commands, Usage> = {
   },
   lint: {
     usage: 'keygate policy lint [FILES...] [--scopes FILE]   (a .csv policy, or a scopes .yaml file)',
-    about: 'Finds the mistakes suites can miss: an allow every request of which another line denies, unknown or duplicate lines, scope actions that open nothing.',
+    about: 'Finds the mistakes suites can miss: an allow every request of which another line denies, unknown or '
+      + 'duplicate lines, scope actions that open nothing.',
     examples: ['npx keygate policy lint', 'npx keygate policy lint policies/variant-a.csv --scopes policies/scopes.yaml'],
   },
   diff: {
@@ -47,9 +48,11 @@ const usages: Record<keyof typeof commands, Usage> = {
   },
   scope: {
     usage: 'keygate policy scope add NAME --route "[ACTION] METHODS PATH" [--route ...] [--actions read,write] [--label L] [--description D]',
-    about: 'Declares a new scope a key may hold, writes the lines that refuse keys without it on its routes and suite cases for them, then lints and tests.',
+    about: 'Declares a new scope a key may hold, writes the lines that refuse keys without it on its routes and '
+      + 'suite cases for them, then lints and tests.',
     examples: [
-      'npx keygate policy scope add reports --route "GET /api/reports/**" --label "Read reports" --description "Lets the key read your reports."',
+      'npx keygate policy scope add reports --route "GET /api/reports/**" --label "Read reports" '
+        + '--description "Lets the key read your reports."',
       'npx keygate policy scope add exports --actions read,write --route "read GET /api/exports/**" --route "write POST /api/exports/**"',
     ],
   },

@@ -20,7 +20,8 @@ const commands = {
 export const liveUsages: Record<keyof typeof commands, Usage> = {
   apply: {
     usage: 'keygate policy apply [FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT] [--wait SECONDS]',
-    about: 'Stores the policy file (default: the configured one) as the next version once lint and the suites pass; every running gateway loads it within a second.',
+    about: 'Stores the policy file (default: the configured one) as the next version once lint and the suites '
+      + 'pass; every running gateway loads it within a second.',
     examples: ['npx keygate policy apply --message "reports for keys" --wait 30', 'npx keygate policy apply --dry-run'],
   },
   history: {
@@ -30,7 +31,8 @@ export const liveUsages: Record<keyof typeof commands, Usage> = {
   },
   rollback: {
     usage: 'keygate policy rollback VERSION [--by WHO]',
-    about: "Makes an earlier version live again, as a new version with that version's texts (version 0: the files seeded at the first start).",
+    about: "Makes an earlier version live again, as a new version with that version's texts (version 0: the "
+      + "files seeded at the first start).",
     examples: ['npx keygate policy rollback 0'],
   },
   status: {
