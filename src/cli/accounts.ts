@@ -3,7 +3,9 @@
 import type { Config } from '../config.ts';
 import type { AccountService } from '../services/accounts.ts';
 import { AppError } from '../errors.ts';
-import { parseFlags, required, UsageError, type Usage } from './args.ts';
+import { parseFlags, required, UsageError } from './args.ts';
+import { listOf, type Usage } from './help.ts';
+import { passwordRule } from '../services/accounts.ts';
 
 interface Io { stdout(s: string): void; stderr(s: string): void }
 
@@ -24,6 +26,10 @@ const noUser = (email: string): never => {
 
 const banCommand = (ban: boolean): Subcommand => ({
   usage: `keygate user ${ban ? 'ban' : 'unban'} --email E`,
+  about: ban
+    ? 'Bans the user: their sessions end and their keys stop answering on every running gateway at once.'
+    : 'Lifts a ban: the user can sign in again and their keys answer again.',
+  examples: [`npx keygate user ${ban ? 'ban' : 'unban'} --email ada@example.com`],
   async run(args, { accounts, io }) {
     const email = required(parseFlags(args, { email: { type: 'string' } }), 'email');
     (await accounts.findUserByEmail(email)) ?? noUser(email);
@@ -37,24 +43,29 @@ const banCommand = (ban: boolean): Subcommand => ({
 export const userCommands: Record<string, Subcommand> = {
   create: {
     usage: 'keygate user create --email E --password P [--name N] [--admin] [--plan P]',
+    about: 'Creates an account that can sign in at once (the first admin, for one); the password takes 8 to 128 characters.',
+    examples: ["npx keygate user create --email ada@example.com --password 'correct horse battery' --admin"],
     async run(args, { accounts, config, io }) {
       const f = parseFlags(args, { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, admin: { type: 'boolean' }, plan: { type: 'string' } });
       const email = required(f, 'email');
       const password = required(f, 'password');
+      const checked = passwordRule.safeParse(password);
+      if (!checked.success) throw new UsageError(`--password ${passwordProblem(checked.error.issues[0])}`);
       const plan = f.plan !== undefined ? knownPlan(config, required(f, 'plan')) : null;
       try {
         const user = await accounts.createUser({ email, password, name: f.name || email.split('@')[0]!, role: f.admin ? 'admin' : 'user', plan });
         io.stdout(`created ${user.role} ${user.email} (${user.id})`);
       } catch (e) {
         if (e instanceof AppError && e.code === 'EMAIL_TAKEN') throw new UsageError(`a user with e-mail ${email} already exists`);
-        if (e instanceof AppError && e.code === 'VALIDATION_FAILED') throw new UsageError(`--password: ${e.detail}`);
         throw e;
       }
       return 0;
     },
   },
   list: {
-    usage: 'keygate user list [--q PREFIX] [--json]\n  every user (oldest first), or those whose e-mail or name starts with PREFIX',
+    usage: 'keygate user list [--q PREFIX] [--json]',
+    about: 'Lists every user, oldest first, or those whose e-mail or name starts with PREFIX.',
+    examples: ['npx keygate user list --q ada', 'npx keygate user list --json'],
     async run(args, { accounts, io }) {
       const f = parseFlags(args, { q: { type: 'string' }, json: { type: 'boolean' } });
       const rows = await accounts.listUsers(f.q ?? null);
@@ -70,6 +81,8 @@ export const userCommands: Record<string, Subcommand> = {
   },
   'set-role': {
     usage: 'keygate user set-role --email E --role admin|user',
+    about: 'Makes the user an admin (the console and the admin API) or takes that away.',
+    examples: ['npx keygate user set-role --email ada@example.com --role admin'],
     async run(args, { accounts, io }) {
       const f = parseFlags(args, { email: { type: 'string' }, role: { type: 'string' } });
       const email = required(f, 'email');
@@ -82,6 +95,8 @@ export const userCommands: Record<string, Subcommand> = {
   },
   'set-plan': {
     usage: 'keygate user set-plan --email E --plan P',
+    about: 'Moves the user to a plan named in the configuration; keys created from then on get its quota.',
+    examples: ['npx keygate user set-plan --email ada@example.com --plan pro'],
     async run(args, { accounts, config, io }) {
       const f = parseFlags(args, { email: { type: 'string' }, plan: { type: 'string' } });
       const email = required(f, 'email');
@@ -98,6 +113,8 @@ export const userCommands: Record<string, Subcommand> = {
 export const orgCommands: Record<string, Subcommand> = {
   'set-plan': {
     usage: 'keygate org set-plan --slug S --plan P',
+    about: "Moves an organization to a plan named in the configuration; its members' keys created from then on get its quota.",
+    examples: ['npx keygate org set-plan --slug acme --plan pro'],
     async run(args, { accounts, config, io }) {
       const f = parseFlags(args, { slug: { type: 'string' }, plan: { type: 'string' } });
       const slug = required(f, 'slug');
@@ -110,7 +127,14 @@ export const orgCommands: Record<string, Subcommand> = {
 };
 
 /** Every usage of a table, one per line, as `keygate user --help` prints them. */
-export const usageOf = (table: Record<string, Usage>): string => `usage:\n${Object.values(table).map((c) => `  ${c.usage.split('\n')[0]}`).join('\n')}`;
+export const usageOf = (table: Record<string, Usage>): string => `usage:\n${listOf(table)}`;
+
+/** zod's wording ("Too small: expected string to have >=8 characters") said as the flag's rule. */
+function passwordProblem(issue: { code: string; minimum?: unknown; maximum?: unknown; message: string } | undefined): string {
+  if (issue?.code === 'too_small') return `must be at least ${String(issue.minimum)} characters`;
+  if (issue?.code === 'too_big') return `must be at most ${String(issue.maximum)} characters`;
+  return issue?.message ?? 'is not allowed';
+}
 
 async function dispatch(table: Record<string, Subcommand>, args: string[], ctx: Ctx): Promise<number> {
   const [sub = '', ...rest] = args;

@@ -44,9 +44,4 @@ export function withoutConfigFlag(args: readonly string[]): string[] {
   return args.filter((_, i) => !drop.has(i));
 }
 
-/** A command's usage, printed by `--help`/`-h` and after a usage mistake. */
-export interface Usage {
-  usage: string;
-  /** Its subcommands, when it has some: each answers `--help` with its own usage. */
-  subcommands?: Record<string, Usage>;
-}
+export type { Usage } from './help.ts';

@@ -4,53 +4,61 @@ import { ConfigError, loadConfig, packageRoot, type Config } from '../config.ts'
 import { closeDatabase, migrateDatabase, openDatabase, withDirectPool, type OpenDatabase } from '../services/database.ts';
 import { createAccountService } from '../services/accounts.ts';
 import { systemClock } from '../services/clock.ts';
-import { parseFlags, UsageError, wantsHelp, withoutConfigFlag, type Usage } from './args.ts';
-import { orgCommands, runUserCommand, runOrgCommand, usageOf, userCommands } from './accounts.ts';
-import { USAGE as POLICY_USAGE, policyUsages, runPolicyCommand } from './policy/index.ts';
+import { parseFlags, UsageError, wantsHelp, withoutConfigFlag } from './args.ts';
+import { helpOf, listOf, type Usage } from './help.ts';
+import { orgCommands, runUserCommand, runOrgCommand, userCommands } from './accounts.ts';
+import { policyUsages, runPolicyCommand } from './policy/index.ts';
 import { isLiveCommand, runLiveCommand } from './policy/live.ts';
 import { exitOnSignals } from '../shutdown.ts';
 import { userInfo } from 'node:os';
 
-const subcommandsOf = (usages: Record<string, string>): Record<string, Usage> => Object.fromEntries(Object.entries(usages).map(([name, usage]) => [name, { usage }]));
-
 /**
- * Every command and its subcommands, with the usage `--help` prints: the dispatch below refuses
- * what is not here, and the CLI test walks this table, so a new command cannot miss its help.
+ * Every command and its subcommands, with the help `--help` prints: the dispatch below refuses
+ * what is not here, the command list is drawn from it, and the CLI test walks it, so a new command
+ * cannot miss its help. A new command is one more entry (with `about` and `examples`).
  */
 export const commandTable: Record<string, Usage> = {
-  serve: { usage: 'keygate serve [--config FILE]\n  start the gateway (the command when none is given)' },
-  migrate: { usage: 'keygate migrate [--config FILE]\n  apply the database migrations' },
-  user: { usage: usageOf(userCommands), subcommands: userCommands },
-  org: { usage: usageOf(orgCommands), subcommands: orgCommands },
+  serve: {
+    usage: 'keygate serve [--config FILE]',
+    about: 'Starts the gateway on HOST:PORT (127.0.0.1:3000 unless set), with an embedded PostgreSQL when '
+      + 'DATABASE_URL is unset; `npm start` runs this.',
+    examples: ['npx keygate serve', 'PORT=8080 npx keygate serve'],
+  },
+  migrate: {
+    usage: 'keygate migrate [--config FILE]',
+    about: 'Applies the database migrations not applied yet (serve does this too, at start).',
+    examples: ['npx keygate migrate'],
+  },
+  user: { usage: 'keygate user <subcommand> [flags]', about: 'Creates and manages accounts from the shell.', subcommands: userCommands },
+  org: { usage: 'keygate org <subcommand> [flags]', about: "Sets an organization's plan.", subcommands: orgCommands },
   policy: {
-    usage: POLICY_USAGE.trimEnd(),
-    subcommands: subcommandsOf(policyUsages),
+    usage: 'keygate policy <subcommand> [flags]', about: 'Checks, explains, stores and rolls back the access policy.', subcommands: policyUsages,
   },
 };
 
-const USAGE = `usage: keygate <command> [--config FILE] (--help on any command and subcommand for its usage)
-  serve                              start the gateway (default)
-  migrate                            apply database migrations
-  user create --email E --password P [--name N] [--admin] [--plan P]
-  user list [--q PREFIX] [--json]
-  user set-role --email E --role admin|user
-  user set-plan --email E --plan P
-  user ban|unban --email E
-  org set-plan --slug S --plan P
-  policy test|explain|lint|diff ...
-  policy apply [FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT] [--wait SECONDS]
-  policy history [--limit N] | rollback VERSION | status [--wait SECONDS] | shadow report|off | promote
+/** The command list: what `keygate` with no command, `--help` and an unknown command print. */
+function commandList(): string {
+  const leaves: Record<string, Usage> = {};
+  for (const [name, c] of Object.entries(commandTable)) {
+    if (!c.subcommands) leaves[name] = c;
+    else for (const [sub, u] of Object.entries(c.subcommands)) leaves[`${name} ${sub}`] = u;
+  }
+  return `usage: keygate <command> [--config FILE]
+
+Add --help (or -h) to any command or subcommand for what it does and an example.
+
+${listOf(leaves)}
   keygate --version`;
+}
 
 export function version(): string {
   return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-/** The usage `--help` asks for: of the subcommand named, else of the command. */
+/** The help `--help` asks for: of the subcommand named, else of the command. */
 function usageFor(command: Usage, args: readonly string[]): string {
   const sub = args.find((a) => !a.startsWith('-'));
-  const usage = sub !== undefined && command.subcommands && Object.hasOwn(command.subcommands, sub) ? command.subcommands[sub]!.usage : command.usage;
-  return usage.startsWith('usage:') ? usage : `usage: ${usage}`;
+  return helpOf(sub !== undefined && command.subcommands && Object.hasOwn(command.subcommands, sub) ? command.subcommands[sub]! : command);
 }
 
 /**
@@ -84,12 +92,13 @@ const accountsOn = (db: OpenDatabase, config: Config) =>
   createAccountService({ pool: db.pool, clock: systemClock, sessionTtlDays: config.auth.sessionTtlDays });
 
 export async function main(argv: string[], entry: CliEntry): Promise<number> {
-  const [command = 'serve', ...rest] = argv;
+  const [command = 'help', ...rest] = argv;
   const io = { stdout: (s: string) => process.stdout.write(s + '\n'), stderr: (s: string) => process.stderr.write(s + '\n'), cwd: process.cwd() };
   try {
     // Help and the version come before the configuration is read: they do nothing else.
+    // No command at all prints the list too: starting a server is asked for by name (`serve`).
     if (command === 'help' || command === '--help' || command === '-h') {
-      io.stdout(USAGE);
+      io.stdout(commandList());
       return 0;
     }
     if (command === '--version') {
@@ -97,7 +106,7 @@ export async function main(argv: string[], entry: CliEntry): Promise<number> {
       return 0;
     }
     const known = Object.hasOwn(commandTable, command) ? commandTable[command]! : undefined;
-    if (!known) throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+    if (!known) throw new UsageError(`unknown command "${command}"\n${commandList()}`);
     const args = withoutConfigFlag(rest);
     if (wantsHelp(args)) {
       io.stdout(usageFor(known, args));
@@ -105,7 +114,7 @@ export async function main(argv: string[], entry: CliEntry): Promise<number> {
     }
     // A mistaken subcommand is told before the database is opened (and migrated).
     const subs = command === 'policy' ? undefined : known.subcommands;
-    if (subs && !Object.hasOwn(subs, args[0] ?? '')) throw new UsageError(`${args[0] ? `unknown subcommand "${args[0]}"\n` : ''}${known.usage}`);
+    if (subs && !Object.hasOwn(subs, args[0] ?? '')) throw new UsageError(`${args[0] ? `unknown subcommand "${args[0]}"\n` : ''}${helpOf(known)}`);
     const config = loadConfig({ argv });
     if (command === 'policy') {
       // Every policy command reads the configuration serve reads; output arrives as
@@ -135,7 +144,7 @@ export async function main(argv: string[], entry: CliEntry): Promise<number> {
       case 'org':
         return await withDatabase(config, (db) => runOrgCommand(accountsOn(db, config), config, args, io));
       default:
-        throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+        throw new UsageError(`unknown command "${command}"\n${commandList()}`);
     }
   } catch (e) {
     if (e instanceof ConfigError) io.stderr(`keygate: invalid configuration: ${e.message}`);

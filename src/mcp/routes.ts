@@ -86,7 +86,10 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, s
     router.all(mcpPath, off).all(`${mcpPath}/{*rest}`, off);
     return router;
   }
-  const tools = prepareTools(config);
+  // Every configured tool forwards: with no upstream none could answer, so none is offered (the
+  // configuration is still checked, so a mistake shows before an upstream is added).
+  const configured = prepareTools(config);
+  const tools = upstream ? configured : [];
   const closed = gate(config.surface);
 
   const metadata = (ctx: GatewayContext) => {

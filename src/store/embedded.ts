@@ -21,7 +21,7 @@ export const DEFAULT_EMBEDDED_PORT = 54329;
 const urlFor = (port: number) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${USER}`;
 
 /** The preferred port when it is free, else one the system hands out: two checkouts on one machine must not collide. */
-async function freePort(preferred: number): Promise<number> {
+export async function freePort(preferred: number): Promise<number> {
   const tryListen = (port: number) => new Promise<number | null>((ok) => {
     const s = createServer();
     s.once('error', () => ok(null));

@@ -96,7 +96,17 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     ...(opts.counters === 'redis' ? { REDIS_URL: opts.redisUrl ?? REDIS_URL } : {}),
     ...opts.env,
   };
-  const config = loadConfig({ env, overrides: opts.config ?? {} });
+  // A start that fails takes its database with it: the suite's `after` never heard of it.
+  const dropOwned = async (e: unknown): Promise<never> => {
+    if (ownsDatabase) await database.drop().catch(() => undefined);
+    throw e;
+  };
+  let config: Config;
+  try {
+    config = loadConfig({ env, overrides: opts.config ?? {} });
+  } catch (e) {
+    return dropOwned(e);
+  }
   const logs: string[] = [];
   const heard = new Set<() => void>();
   const sink = new Writable({
@@ -121,7 +131,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       heard.add(check);
       check();
     });
-  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, headersTimeoutMs: opts.headersTimeoutMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease, clientMetadataCa: opts.clientMetadataCa });
+  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, headersTimeoutMs: opts.headersTimeoutMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease, clientMetadataCa: opts.clientMetadataCa })
+    .catch(dropOwned);
   return {
     ...gateway,
     config,

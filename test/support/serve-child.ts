@@ -24,6 +24,11 @@ export interface ServeOptions {
 }
 
 export function startServe({ cwd, env, entry = resolve(packageRoot, 'bin/keygate.js') }: ServeOptions): ServeChild {
+  // The checkout's .keygate/ belongs to whoever runs `npm start` there: a test server on it would
+  // meet that server's postmaster.pid, or take its data.
+  if (!env.DATABASE_URL && resolve(cwd) === resolve(packageRoot)) {
+    throw new Error('a test server started in the checkout with DATABASE_URL unset would use the checkout\'s own data: give it a database or a directory of its own');
+  }
   const child = spawn(process.execPath, [entry, 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let seen = '';
   const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));

@@ -79,7 +79,8 @@ export function reportFleet(lc: Lifecycle, status: FleetStatus, json: boolean, w
   }
   if (lagging > 0) {
     const waited = waitS !== null ? ` after waiting ${waitS} s` : '';
-    lc.io.stderr(`${lagging} instance${lagging === 1 ? '' : 's'} not running live version ${liveVersion}${waited}\n`);
+    // Its own line with the prefix every error carries: read after the table, it must not seem part of the last row.
+    lc.io.stderr(`keygate: ${lagging} instance${lagging === 1 ? '' : 's'} not running live version ${liveVersion}${waited}\n`);
     return 1;
   }
   return 0;

@@ -61,11 +61,31 @@ describe('npx keygate --help, -h and --version', function () {
     db = await createTestDatabase('cli_help');
     port = await freePort();
   });
-  after(async () => db.drop());
+  after(async () => db?.drop());
 
   it('the table holds every command, the new ones included', () => {
     const names = everyCommand().map((c) => c.join(' '));
-    expect(names).to.include.members(['serve', 'migrate', 'user create', 'user list', 'org set-plan', 'policy test', 'policy diff', 'policy apply', 'policy status', 'policy shadow']);
+    expect(names).to.include.members(['serve', 'migrate', 'user create', 'user list', 'org set-plan', 'policy test', 'policy diff', 'policy apply', 'policy status', 'policy shadow', 'policy scope', 'policy promote']);
+  });
+
+  it('every command and subcommand has a sentence saying what it does and an example that runs it', () => {
+    for (const command of everyCommand()) {
+      const [name, sub] = command;
+      const entry = sub === undefined ? commandTable[name!]! : commandTable[name!]!.subcommands![sub]!;
+      expect(entry.about, command.join(' ')).to.match(/^[A-Z].*\.$/);
+      if (entry.subcommands) continue;
+      expect(entry.examples, command.join(' ')).to.not.be.empty;
+      for (const e of entry.examples!) expect(e, command.join(' ')).to.match(new RegExp(`^(PORT=\\d+ )?npx keygate ${command.join(' ')}\\b`));
+    }
+  });
+
+  it('the examples of the commands that read files only run as written in a checkout', async () => {
+    for (const command of ['explain', 'lint']) {
+      for (const example of commandTable.policy!.subcommands![command]!.examples!) {
+        const res = await keygate(...example.replace(/^npx keygate /, '').split(' '));
+        expect(res.code, `${example}\n${res.stdout}${res.stderr}`).to.equal(0);
+      }
+    }
   });
 
   for (const command of everyCommand()) {
@@ -97,12 +117,15 @@ describe('npx keygate --help, -h and --version', function () {
     expect(() => readFileSync(resolve(packageRoot, 'should-not-exist.xml'))).to.throw();
   });
 
-  it('keygate --help and -h print the command list; --version the package version', async () => {
-    for (const flag of ['--help', '-h', 'help']) {
-      const res = await keygate(flag);
-      expect(res.code).to.equal(0);
+  it('keygate alone, --help and -h print the command list with every subcommand, and start nothing; --version the package version', async () => {
+    for (const flags of [[], ['--help'], ['-h'], ['help']]) {
+      const res = await keygate(...flags);
+      expect(res.code, res.stderr).to.equal(0);
       expect(res.stdout).to.match(/^usage: keygate <command>/);
-      for (const name of Object.keys(commandTable)) expect(res.stdout).to.include(`  ${name}`);
+      for (const command of everyCommand()) {
+        const entry = command.length === 1 ? commandTable[command[0]!]! : commandTable[command[0]!]!.subcommands![command[1]!]!;
+        if (!entry.subcommands) expect(res.stdout, command.join(' ')).to.include(`  ${entry.usage.split('\n')[0]}\n`);
+      }
     }
     const v = await keygate('--version');
     expect(v.code).to.equal(0);

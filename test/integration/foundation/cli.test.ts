@@ -28,8 +28,8 @@ describe('npx keygate (the CLI)', function () {
     pool = new pg.Pool({ connectionString: db.url });
   });
   after(async () => {
-    await pool.end();
-    await db.drop();
+    await pool?.end();
+    await db?.drop();
   });
 
   it('migrate applies the migrations, then has nothing to apply', async () => {
@@ -53,7 +53,8 @@ describe('npx keygate (the CLI)', function () {
     const before = await users();
     for (const [args, why] of [
       [['--email', 'taken@example.test', '--password', 'a long password'], /already exists/],
-      [['--email', 'new@example.test', '--password', 'short'], /password/],
+      [['--email', 'new@example.test', '--password', 'x'], /^keygate: --password must be at least 8 characters$/m],
+      [['--email', 'new@example.test', '--password', 'x'.repeat(129)], /^keygate: --password must be at most 128 characters$/m],
       [['--email', 'new@example.test', '--password', 'a long password', '--plan', 'gold'], /plan "gold" is not defined/],
       [['--password', 'a long password'], /--email is required/],
       [['--email', 'new@example.test', '--password', 'a long password', '--rol', 'admin'], /--rol/],
@@ -104,6 +105,14 @@ describe('npx keygate (the CLI)', function () {
     expect(users[0]).to.include({ email: 'Lister@Example.test', name: 'Lister One', role: 'user', plan: 'pro', banned: false });
     // A LIKE wildcard in the prefix is a character, not a pattern.
     expect(JSON.parse((await keygate('user', 'list', '--q', '%', '--json')).stdout).users).to.deep.equal([]);
+  });
+
+  it('every failing command says why on one line starting "keygate:", the policy commands that read only files too', async () => {
+    for (const args of [['policy', 'explain', '--subject', 'robot', '--method', 'GET', '--path', '/api/x'], ['policy', 'lint', 'no-such-file.csv'], ['user', 'ban']]) {
+      const res = await keygate(...args);
+      expect(res.code, args.join(' ')).to.equal(1);
+      expect(res.stderr, args.join(' ')).to.match(/^keygate: \S/);
+    }
   });
 
   it('an unknown command exits 1', async () => {

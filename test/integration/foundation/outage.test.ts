@@ -25,7 +25,7 @@ describe('store outages are translated where the pool and the Redis client are m
     hangUp = net.createServer((s) => s.destroy());
     await new Promise<void>((ok) => hangUp.listen(0, '127.0.0.1', ok));
   });
-  after(async () => new Promise<void>((ok) => hangUp.close(() => ok())));
+  after(async () => new Promise<void>((ok) => (hangUp ? hangUp.close(() => ok()) : ok())));
 
   it('a database that refuses connections: queries and transactions reject with the outage, naming the store', async () => {
     const pool = createPool(`postgres://postgres@127.0.0.1:${closedPort}/postgres`, 2, 'counter store (PostgreSQL)');

@@ -17,7 +17,8 @@ function privateClone(): string {
   const dir = join(root, 'keygate');
   const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: packageRoot, encoding: 'utf8' }).split('\0').filter(Boolean);
   for (const f of files) {
-    if (!existsSync(join(packageRoot, f))) continue;
+    // A worktree's node_modules may be a symlink git does not ignore; the modules are linked below.
+    if (f === 'node_modules' || !existsSync(join(packageRoot, f))) continue;
     mkdirSync(dirname(join(dir, f)), { recursive: true });
     cpSync(join(packageRoot, f), join(dir, f));
   }

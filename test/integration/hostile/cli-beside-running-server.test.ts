@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../../src/store/embedded.ts';
 import { packageRoot } from '../../../src/config.ts';
+import { removeRelocatedData } from '../../support/db.ts';
 import { tempDir } from '../../support/tmp.ts';
 
 // The README's first admin: `npx keygate user create … --admin` while `npm start` runs, both on the
@@ -31,8 +30,7 @@ describe('hostile: a command beside a running server, both on the embedded Postg
   });
   after(async () => {
     await server?.stop();
-    // As root the data went under /var/lib/keygate/<hash>/ (shared binaries beside it stay).
-    if (server?.relocation) rmSync(dirname(server.dataDir), { recursive: true, force: true });
+    if (server) removeRelocatedData(server, dir);
   });
 
   it('when the command finds the data directory in use, then it uses that PostgreSQL, and its end leaves the server\'s running', async () => {

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 import { startServe } from '../../support/serve-child.ts';
-import { packageRoot } from '../../../src/config.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { tempDir } from '../../support/tmp.ts';
 import { createKey } from '../mcp/support.ts';
 import { rawRequest, type RawReply } from './raw.ts';
 import { until } from '../../support/until.ts';
@@ -109,8 +110,13 @@ describe('hostile: DNS rebinding against /api/mcp', () => {
 
   describe('a gateway listening on every address with publicUrl unset', function () {
     this.timeout(120_000);
+    let db: TestDatabase | undefined;
+    before(async () => (db = await createTestDatabase('rebind')));
+    after(async () => db?.drop());
+
     it('says at start which hosts /api/mcp accepts', async () => {
-      const serve = startServe({ cwd: packageRoot, env: { ...process.env, PORT: '0', HOST: '0.0.0.0', LOG_LEVEL: 'info' } });
+      // A database and a directory of its own: a newcomer's `npm start` in this checkout keeps its data.
+      const serve = startServe({ cwd: tempDir('kg-rebind-'), env: { ...process.env, DATABASE_URL: db!.url, PORT: '0', HOST: '0.0.0.0', LOG_LEVEL: 'info' } });
       try {
         await serve.url;
         await until('the start log names the accepted hosts', () => /answers only for these hosts/.test(serve.output()), 30_000, 100);

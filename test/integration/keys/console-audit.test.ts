@@ -23,7 +23,7 @@ describe('the console: audit kinds, users and the audit export', () => {
   before(async () => {
     gw = await startTestGateway({ config: { plans: { free: {}, pro: { apiRateLimit: 1000 } } } });
   });
-  after(async () => gw.stop());
+  after(async () => gw?.stop());
 
   it('ban, unban, role and plan from the API are audited with the admin as actor; an unknown plan changes nothing', async () => {
     const admin = await signUpAdmin(gw);

@@ -14,7 +14,7 @@ describe('GET /api/openapi.json', () => {
     gw = await startTestGateway();
     doc = (await new Client(gw.url).get('/api/openapi.json')).body;
   });
-  after(async () => gw.stop());
+  after(async () => gw?.stop());
 
   it('is public, and is an OpenAPI 3.1 document', async () => {
     const res = await new Client(gw.url).get('/api/openapi.json');

@@ -186,8 +186,8 @@ describe('API keys: rotation with gracePeriodSeconds 0 across two instances', ()
     two = await startTestGateway({ database: one.database });
   });
   after(async () => {
-    await two.stop();
-    await one.stop();
+    await two?.stop();
+    await one?.stop();
   });
 
   it('the old key is refused at once on the instance that rotated and within 1 s on the other', async () => {

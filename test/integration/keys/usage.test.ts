@@ -123,7 +123,7 @@ describe('API keys: usage survives a gateway restart and is shared by instances'
   before(async () => {
     database = await createTestDatabase();
   });
-  after(async () => database.drop());
+  after(async () => database?.drop());
 
   it('counts served by an instance that stopped are read by the next one', async () => {
     const first = await startTestGateway({ database, usageFlush: { every: manualEvery().every } });

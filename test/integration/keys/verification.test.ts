@@ -34,8 +34,8 @@ describe('key verification: cached, and stopped everywhere within a second', () 
     b = await startTestGateway({ database: a.database, clock });
   });
   after(async () => {
-    await b.stop();
-    await a.stop();
+    await b?.stop();
+    await a?.stop();
   });
 
   it('a verified key is served from the cache: repeated requests make one database lookup', async () => {

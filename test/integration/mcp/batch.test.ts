@@ -11,8 +11,8 @@ describe('MCP server: one message per request', () => {
     gw = await startTestGateway({ config: { upstream: { url: echo.url } } });
   });
   after(async () => {
-    await gw.stop();
-    await echo.close();
+    await gw?.stop();
+    await echo?.close();
   });
 
   it('a JSON-RPC batch is refused with 400, so many tool calls cannot share one unit of quota', async () => {

@@ -38,10 +38,18 @@ describe('MCP server: forwarded tools without a working upstream', () => {
     });
     after(async () => gw?.stop());
 
-    it('an allowed forwarded tool is a tool error with 404 NOT_FOUND saying no upstream is configured', async () => {
-      const res = await callAsAgent(gw, 'list_projects', {});
-      expect(res.isError).to.equal(true);
-      expect(textOf(res)).to.equal('404 NOT_FOUND: no upstream service is configured, so nothing answers GET /api/projects.');
+    it('tools/list offers only the tools that answer here, and a configured forwarding tool is unknown', async () => {
+      const { client } = await signUp(gw.url);
+      const { key } = await createKey(client);
+      const mcp = await connectMcp(gw.url, { 'x-api-key': key });
+      try {
+        expect((await mcp.listTools()).tools.map((t) => t.name)).to.deep.equal(['whoami', 'list_api_keys']);
+        expect(JSON.parse(textOf(await mcp.callTool({ name: 'whoami', arguments: {} }))).user.email).to.be.a('string');
+        const unknown = await mcp.callTool({ name: 'list_projects', arguments: {} }).then(() => null, (e: unknown) => e);
+        expect(String(unknown)).to.match(/-32602: Tool list_projects not found/);
+      } finally {
+        await mcp.close();
+      }
     });
 
     it('with publicUrl set, the metadata and the 401 name the public address, not the Host', async () => {

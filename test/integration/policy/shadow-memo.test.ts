@@ -32,7 +32,7 @@ describe('shadow evaluation: the pair of decisions is memoized per request', () 
     live = await createPolicyEngine(model, policy);
     candidate = await createPolicyEngine(model, `${policy}\n${PREVIEW}\n`);
   });
-  after(() => pool.end());
+  after(() => pool?.end());
 
   it('asks each engine once per distinct request, and counts every repetition and divergence', () => {
     const clock = testClock('2030-01-01T00:00:00Z');

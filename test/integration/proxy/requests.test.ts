@@ -30,8 +30,8 @@ describe('requests the gateway must refuse before they reach the upstream', () =
     session = (await signUp(gw.url)).client;
   });
   after(async () => {
-    await gw.stop();
-    await echo.close();
+    await gw?.stop();
+    await echo?.close();
   });
 
   describe('request targets that are not a plain path', () => {

@@ -25,6 +25,8 @@ describe('web: Settings → Developers (Variant A, AI and MCP on)', function () 
     await t.page.locator('#keys-message').getByText('You have no API keys yet').waitFor();
   });
   afterEach(async function () {
+    // A beforeEach that failed opened no page: its own failure says why.
+    if (!t) return;
     // No CSP refusal, no script error, whatever the test did.
     expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
     await t.close();

@@ -28,6 +28,7 @@ describe('web: a refused create, in words', function () {
       await t.page.locator('#keys-message').getByText('You have no API keys yet').waitFor();
     });
     afterEach(async () => {
+      if (!t) return;
       expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
       await t.close();
     });

@@ -25,7 +25,7 @@ describe('keygate policy explain', () => {
     it('then it exits 1 with a one-line reason', async () => {
       const r = await runCli(['explain', '--subject', 'robot', '--method', 'GET', '--path', '/api/x', '--variant', 'A']);
       expect(r.code).to.equal(1);
-      expect(r.err).to.equal('--subject must be session, key or anonymous\n');
+      expect(r.err).to.equal('keygate: --subject must be session, key or anonymous\n');
       expect((await runCli(['explain', '--colour', 'red'])).err).to.match(/Unknown option '--colour'/);
     });
   });

@@ -53,7 +53,7 @@ describe('keygate policy scope add', function () {
       const before = await snapshot(dir);
       const r = await runCli(['scope', 'add', 'ai', '--route', '* /api/reports/**'], dir);
       expect(r.code).to.equal(1);
-      expect(r.err).to.match(/^scope ai is already declared \(policies\/scopes\.yaml:\d+\); nothing written$/m);
+      expect(r.err).to.match(/^keygate: scope ai is already declared \(policies\/scopes\.yaml:\d+\); nothing written$/m);
       expect(await snapshot(dir)).to.deep.equal(before);
       expect(existsSync(join(dir, 'policies/tests/scope-ai.yaml'))).to.equal(false);
     });
@@ -64,7 +64,7 @@ describe('keygate policy scope add', function () {
       const before = await snapshot(dir);
       const r = await runCli(['scope', 'add', 'billing', '--actions', 'read,write', '--route', 'read reads /api/billing/**', '--route', 'write writes /api/billing/**'], dir);
       expect(r.code).to.equal(1);
-      expect(r.err).to.match(/^--route "write writes \/api\/billing\/\*\*" is already refused to every key by policies\/variant-a\.csv:\d+ \(key\.billing-writes\): a scope there would open nothing; nothing written$/m);
+      expect(r.err).to.match(/^keygate: --route "write writes \/api\/billing\/\*\*" is already refused to every key by policies\/variant-a\.csv:\d+ \(key\.billing-writes\): a scope there would open nothing; nothing written$/m);
       expect(await snapshot(dir)).to.deep.equal(before);
       expect(existsSync(join(dir, 'policies/tests/scope-billing.yaml'))).to.equal(false);
     });
