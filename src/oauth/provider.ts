@@ -6,7 +6,7 @@ import { candidateSharedSecrets } from '../services/shared-secrets.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
 import { mintToken } from './token-format.ts';
-import { redirectUriProblem } from './registration.ts';
+import { applicationTypeOf, loopbackPortMayVary, redirectUriProblem } from './registration.ts';
 
 // The OAuth 2.1 authorization server for MCP clients, on oidc-provider: registration, authorization code
 // with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
@@ -90,12 +90,16 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     extraClientMetadata: {
       properties: ['keygate_redirect_rules'],
       validator(_ctx, _key, _value, metadata) {
-        for (const uri of (metadata.redirect_uris as string[] | undefined) ?? []) {
+        const uris = (metadata.redirect_uris as string[] | undefined) ?? [];
+        for (const uri of uris) {
           const problem = redirectUriProblem(uri);
           if (problem) throw new errors.InvalidRedirectUri(problem);
         }
-        // Loopback ports may vary for native clients (RFC 8252); keygate matches redirect URIs exactly, ports included.
-        if (metadata.application_type === 'native') throw new errors.InvalidClientMetadata('application_type native is not offered; register as a web client with exact redirect URIs');
+        // The library has filled in `web` when the client said nothing; a client whose every
+        // redirect URI is loopback runs on the person's machine, and is native whatever it said.
+        const applicationType = applicationTypeOf(metadata.application_type as string | undefined, uris);
+        if (typeof applicationType !== 'string') throw new errors.InvalidClientMetadata(applicationType.problem);
+        metadata.application_type = applicationType;
       },
     },
     // keygate's own page: the library's loads a web font from a third party.
@@ -142,6 +146,12 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
   };
   provider.on('authorization.error', noRedirect);
   provider.on('server_error', noRedirect);
+  // The library lets a native client's loopback redirect URI take any port on `localhost` too;
+  // RFC 8252 7.3 names only the IP literals, where no other program can answer for the name.
+  const redirectUriAllowed = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function (this: InstanceType<Provider['Client']>, uri: string) {
+    return this.redirectUris?.includes(uri) || (loopbackPortMayVary(uri) && redirectUriAllowed.call(this, uri));
+  };
   // Every token a client could present carries keygate's mark (token-format.ts); codes and the
   // library's internal ids keep its own, since they never travel in an Authorization header.
   for (const Model of [provider.AccessToken, provider.RefreshToken, provider.RegistrationAccessToken]) {

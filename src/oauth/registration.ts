@@ -36,6 +36,29 @@ export function redirectUriProblem(uri: string): string | null {
   return 'redirect_uris must use https:, or http: on a loopback address (127.0.0.1, localhost, [::1])';
 }
 
+const isLoopback = (uri: string): boolean => {
+  const url = URL.parse(uri);
+  return url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+};
+
+/**
+ * The client's application type (OpenID Connect Registration): `native` with loopback redirect URIs,
+ * `web` with https ones; `web` (the library's default when none was sent) with only loopback URIs
+ * is native. Answers why the pair is refused otherwise.
+ */
+export function applicationTypeOf(given: string | undefined, redirectUris: string[]): 'native' | 'web' | { problem: string } {
+  const loopback = redirectUris.length > 0 && redirectUris.every(isLoopback);
+  if (given === 'native') return loopback ? 'native' : { problem: 'a native client registers only loopback redirect URIs (http://127.0.0.1, http://[::1] or http://localhost)' };
+  if (given === undefined || given === 'web') return loopback ? 'native' : 'web';
+  return { problem: 'application_type is native or web' };
+}
+
+/** Whether a native client's redirect URI may name another port than the registered one: loopback IP literals only. */
+export const loopbackPortMayVary = (uri: string): boolean => {
+  const url = URL.parse(uri);
+  return url?.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === '[::1]');
+};
+
 // The URL parser lets `;`, `*`, `'` and more through in a host; such a host would be written into
 // the consent page's Content-Security-Policy. Only letters, digits and hyphens in dot-separated
 // labels (IDNs arrive as punycode), an IPv4 address, or a bracketed IPv6 literal are a host here.
