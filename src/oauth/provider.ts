@@ -6,6 +6,7 @@ import { candidateSharedSecrets } from '../services/shared-secrets.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
 import { mintToken } from './token-format.ts';
+import { createDocumentFetch } from './document-fetch.ts';
 import { applicationTypeOf, loopbackPortMayVary, redirectUriProblem } from './registration.ts';
 
 // The OAuth 2.1 authorization server for MCP clients, on oidc-provider: registration, authorization code
@@ -106,10 +107,10 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     renderError,
     // A client's metadata document is small; anything past 5 KB is refused unread.
     fetchResponseBodyLimits: { 'client_id metadata document': 5 * 1024 },
-    // The library fetches through a dispatcher that drops connections to loopback and private
-    // addresses (after DNS, so a name rebound to one is caught too). Only with the operator's
-    // explicit leave (tests) is that dispatcher swapped for one that connects anywhere.
-    ...(clientMetadata?.allowPrivateAddresses ? { fetch: await privateAddressFetch(clientMetadataCa) } : {}),
+    // The library's own guard looks at the address only after connecting (and a TLS handshake):
+    // keygate's fetch checks every resolved address first (document-fetch.ts). Loopback and
+    // private addresses only with the operator's explicit leave (tests).
+    fetch: createDocumentFetch({ allowPrivateAddresses: clientMetadata?.allowPrivateAddresses ?? false, ca: clientMetadataCa }),
     features: {
       devInteractions: { enabled: false },
       // Logging out through a client's redirect would send the browser on to any URI a client
@@ -118,7 +119,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
       rpInitiatedLogout: { enabled: false },
       registration: { enabled: true },
       // Client ID Metadata Documents: an https client_id is fetched as the client's metadata (its
-      // client_id must equal the URL; no redirects, 2.5 s, https only) and cached as its HTTP
+      // client_id must equal the URL; no redirects, 3 s, 5 KB, https only) and cached as its HTTP
       // caching headers say, at most a day; nothing is stored.
       clientIdMetadataDocument: { enabled: true, ack: 'draft-02', cacheDuration: { min: 0, max: DAY } },
       revocation: { enabled: true },
@@ -163,14 +164,6 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     };
   }
   return { provider, issuer, resource, handler: provider.callback() };
-}
-
-/** fetch without the SSRF guard, trusting `ca` beside the system's authorities. */
-async function privateAddressFetch(ca: string | undefined): Promise<NonNullable<Configuration['fetch']>> {
-  const [{ Agent, fetch }, { rootCertificates }] = await Promise.all([import('undici'), import('node:tls')]);
-  const agent = new Agent({ connect: ca ? { ca: [...rootCertificates, ca] } : {} });
-  // The library only ever fetches by URL.
-  return (url, options) => fetch(String(url), { ...(options as object), dispatcher: agent }) as unknown as ReturnType<NonNullable<Configuration['fetch']>>;
 }
 
 /** The authorization server's issuer URL, or why there is none. */
