@@ -167,13 +167,17 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     (ctx.req as { body?: string }).body = await readRegistration(ctx);
     await library(ctx);
   });
-  // An authorization request without scope asks for the one scope there is (RFC 6749 3.3 lets the
-  // server pick a default). Left out, the library would grant nothing and answer access_denied
-  // after the person had clicked Allow. Only GET: the library serves no POST authorization request
-  // (enableHttpPostMethods is off), so no form body needs the same default.
+  // Every authorization request asks for the one scope there is, whatever it named: the consent
+  // page and the grant Allow records are always `mcp`, and the token response says so (RFC 6749
+  // 3.3 lets the server grant other than asked). Passed through, a scope left out, `openid` or a
+  // spelling like `MCP` made the library want more than the grant held: Allow then recorded a grant
+  // (counted toward the person's limits) and the client got another consent page or access_denied,
+  // never a code. Only GET: the library serves no POST authorization request (enableHttpPostMethods
+  // is off), so no form body needs the same.
   router.get(OAUTH_ROUTES.authorization, async (ctx) => {
     const params = new URLSearchParams(ctx.querystring);
-    if (!params.get('scope')) {
+    if (params.getAll('scope').join(' ') !== 'mcp') {
+      params.delete('scope');
       params.set('scope', 'mcp');
       ctx.req.url = `${OAUTH_ROUTES.authorization}?${params.toString()}`;
     }
