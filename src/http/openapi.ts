@@ -11,7 +11,7 @@ import { scopeOperations } from './routes/scopes.ts';
 import { oauthGrantOperations } from './routes/oauth-grants.ts';
 import { openApiOperations } from './routes/openapi.ts';
 import { healthOperations } from './routes/health.ts';
-import { mcpOperations } from '../mcp/routes.ts';
+import { mcpOperations } from './mcp-operations.ts';
 import * as s from './openapi-schemas.ts';
 import { statusOfCode } from './problem.ts';
 

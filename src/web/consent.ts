@@ -2,6 +2,8 @@ import { sharedAssets } from './assets.ts';
 import { html, layout, pageHeaders, type Html } from './layout.ts';
 import type { PageConfig } from './page-config.ts';
 import { accountHeader } from './pages.ts';
+import { OAUTH_ERROR_HEADERS, oauthErrorPage } from './oauth-error.ts';
+import type { OAuthPages } from '../http/routes/oauth.ts';
 
 // The consent step of an MCP client's authorization. Plain forms, no script: the
 // decision must work even where the page's script is blocked, and each button posts to its own
@@ -56,5 +58,14 @@ export async function consentPage(input: ConsentInput, config: PageConfig): Prom
       'Referrer-Policy': 'same-origin',
     },
     body: layout({ title: 'Connect an app', script: null, assets: bundle, config, header: accountHeader(input.email), main: consentMain(input) }),
+  };
+}
+
+/** The pages the OAuth routes answer with (http/routes/oauth.ts takes them from the composition root). */
+export function oauthPages(config: PageConfig): OAuthPages {
+  return {
+    headers: pageHeaders,
+    consent: (facts) => consentPage(facts, config),
+    refusal: (title, words, detail) => ({ headers: OAUTH_ERROR_HEADERS, body: oauthErrorPage(title, words, detail) }),
   };
 }

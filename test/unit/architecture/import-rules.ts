@@ -40,6 +40,11 @@ export const RULES: readonly Rule[] = [
     forbids: (t) => under('src/services/policy')(t) && t !== 'src/services/policy/index.ts',
   },
   { name: 'only services/policy/ writes the stored policy (store/casbin.ts)', from: (f) => !under('src/services/policy', 'src/store')(f), forbids: (t) => t === 'src/store/casbin.ts' },
+  {
+    name: 'http/ sits below the pages and the MCP server: no web/, no mcp/ (main.ts hands pages in)',
+    from: under('src/http'),
+    forbids: under('src/web', 'src/mcp'),
+  },
 ];
 
 // Static imports and re-exports (type-only included: they tie modules together just the same)
