@@ -12,6 +12,7 @@ import { oauthGrantOperations } from './routes/oauth-grants.ts';
 import { openApiOperations } from './routes/openapi.ts';
 import { healthOperations } from './routes/health.ts';
 import { mcpOperations } from './mcp-operations.ts';
+import { oauthOperations } from './oauth-operations.ts';
 import * as s from './openapi-schemas.ts';
 import { statusOfCode } from './problem.ts';
 
@@ -44,7 +45,7 @@ function responses(op: Operation): Json {
   const out: Json = {};
   out[String(op.ok.status)] = op.ok.schema
     ? { description: 'Success', content: { [op.ok.contentType ?? 'application/json']: { schema: jsonSchema(op.ok.schema, 'output') } } }
-    : { description: 'Success, no body' };
+    : op.ok.contentType ? { description: 'Success', content: { [op.ok.contentType]: { schema: { type: 'string' } } } } : { description: 'Success, no body' };
   const alsoContent = op.also ? { 'application/json': { schema: jsonSchema(op.also.schema, 'output') } } : {};
   if (op.also) out[String(op.also.status)] = { description: op.also.description, content: alsoContent };
   const codes = [...new Set([...EVERY_ROUTE, ...(op.body ? ['PAYLOAD_TOO_LARGE' as const, 'REQUEST_TIMEOUT' as const] : []), ...(op.problems ?? [])])];
@@ -60,7 +61,9 @@ function responses(op: Operation): Json {
   for (const [status, answer] of Object.entries(op.answers ?? {})) {
     // `withProblems`: the status is answered either way (a JSON-RPC error, or a problem of the gateway's own).
     const kept = answer.withProblems ? (out[status] as { content?: Json } | undefined)?.content ?? {} : {};
-    const content = { ...kept, ...(answer.schema ? { 'application/json': { schema: jsonSchema(answer.schema, 'output') } } : {}) };
+    const own = answer.schema ? { [answer.contentType ?? 'application/json']: { schema: jsonSchema(answer.schema, 'output') } }
+      : answer.contentType ? { [answer.contentType]: { schema: { type: 'string' } } } : {};
+    const content = { ...kept, ...own };
     out[status] = { description: answer.description, ...(Object.keys(content).length ? { content } : {}) };
   }
   return out;
@@ -85,12 +88,26 @@ function operations(config: Pick<Config, 'surface'>): Operation[] {
     ...underPrefix.map((op) => ({ ...op, path: `${paths.api}${op.path}` })),
     ...Object.values(healthOperations),
     ...Object.values(mcpOperations(config.surface)),
+    ...Object.values(oauthOperations),
   ];
 }
 
+// Every tag an operation may carry, described; the document declares the ones its operations use.
+const TAGS: Record<Operation['tag'], string> = {
+  auth: 'Accounts, sessions and organizations',
+  keys: 'API keys: create, list, rotate, revoke, usage',
+  admin: 'The operator\'s routes: users, every key, the audit log, the policy, the fleet',
+  oauth: 'The OAuth 2.1 authorization server for MCP clients: metadata, registration, authorization with consent, tokens, connected apps',
+  mcp: 'The MCP server (Streamable HTTP) and its protected-resource metadata',
+  meta: 'This document, liveness, readiness and metrics',
+};
+
+/** The document. `servers` names publicUrl; without one the route names the origin asked (routes/openapi.ts). */
 export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>): Json {
   const paths: Record<string, Record<string, Json>> = {};
+  const used = new Set<Operation['tag']>();
   for (const op of operations(config)) {
+    used.add(op.tag);
     // The router's `:id` is OpenAPI's `{id}`.
     const path = op.path.replace(/:(\w+)/g, '{$1}');
     paths[path] ??= {};
@@ -100,7 +117,7 @@ export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>): Jso
       operationId: op.operationId ?? `${op.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       security: security[op.security ?? 'caller'],
       ...(op.query || /\{/.test(path) ? { parameters: parameters(op, path) } : {}),
-      ...(op.body ? { requestBody: { required: false, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } } : {}),
+      ...(op.body ? { requestBody: { required: op.bodyRequired ?? false, content: { [op.bodyContentType ?? 'application/json']: { schema: jsonSchema(op.body, 'input') } } } } : {}),
       responses: responses(op),
       // A status answered otherwise (the MCP endpoint's OAuth-form 401) carries no problem code.
       'x-problem-codes': [...new Set([...EVERY_ROUTE, ...(op.problems ?? [])])].filter((c) => !op.answers?.[statusOfCode(c)]),
@@ -109,13 +126,13 @@ export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>): Jso
   return {
     openapi: '3.1.0',
     info: { title: 'keygate', version: '0.1.0', description: 'The routes the gateway serves itself. Every other path under the prefix is decided by the access policy and forwarded upstream. Errors are RFC 9457 problems; `code` is stable.' },
-    ...(config.publicUrl ? { servers: [{ url: config.publicUrl }] } : {}),
-    tags: [{ name: 'auth' }, { name: 'keys' }, { name: 'admin' }, { name: 'mcp' }, { name: 'meta' }],
+    ...(config.publicUrl ? { servers: [{ url: config.publicUrl.replace(/\/$/, '') }] } : {}),
+    tags: (Object.keys(TAGS) as Operation['tag'][]).filter((t) => used.has(t)).map((name) => ({ name, description: TAGS[name] })),
     components: {
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'keygate_session' },
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API key, on the MCP endpoint only' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key, or an access token this gateway issued by OAuth; on the MCP endpoint only' },
       },
     },
     paths,

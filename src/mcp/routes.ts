@@ -17,7 +17,7 @@ import { BUILT_IN_TOOLS } from './tool-names.ts';
 import { publicBase } from './refusal.ts';
 import { featureOff, gate } from '../http/gate.ts';
 import { serve } from '../http/operation.ts';
-import { METADATA_PATH, mcpOperations } from '../http/mcp-operations.ts';
+import { mcpOperations } from '../http/mcp-operations.ts';
 import type { OAuthHolder } from '../oauth/holder.ts';
 
 export interface McpDeps {
@@ -84,7 +84,7 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, s
   };
   const ops = mcpOperations(config.surface);
   serve(router, ops.metadata, metadata);
-  router.get(`${METADATA_PATH}${mcpPath}`, metadata);
+  serve(router, ops.metadataAtPath, metadata);
 
   serve(router, ops.endpoint, async (ctx) => {
     const caller = ctx.state.caller;
@@ -119,8 +119,8 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, s
     }
     throw new AppError('METHOD_NOT_ALLOWED', 'Send JSON-RPC messages with POST; this MCP server offers no stream and keeps no session to end.', {}, { allowedMethods: ['POST'] });
   };
-  router.get(mcpPath, postOnly);
-  router.delete(mcpPath, postOnly);
+  serve(router, ops.stream, postOnly);
+  serve(router, ops.end, postOnly);
 
   // The endpoint is exactly `/api/mcp`; nothing beneath it is forwarded upstream.
   router.all(`${mcpPath}/{*rest}`, () => {

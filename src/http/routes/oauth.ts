@@ -5,6 +5,8 @@ import type { GrantService } from '../../services/oauth-grants.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { readBodyText } from '../body.ts';
+import { serve } from '../operation.ts';
+import { oauthOperations } from '../oauth-operations.ts';
 import { cspOrigin, MAX_REGISTRATION_BYTES, metadataProblem } from '../../oauth/registration.ts';
 import { OAUTH_ROUTES, type OAuthRuntime } from '../../oauth/provider.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
@@ -80,7 +82,7 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     return runtime;
   };
 
-  router.get('/.well-known/oauth-authorization-server', (ctx) => {
+  serve(router, oauthOperations.metadata, (ctx) => {
     const { issuer } = oauth;
     if (!issuer) throw notServed();
     ctx.set('Cache-Control', 'public, max-age=3600');
@@ -113,7 +115,7 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     }
   };
 
-  router.get('/oauth/consent/:uid', async (ctx) => {
+  serve(router, oauthOperations.consent, async (ctx) => {
     const { provider } = await live();
     const caller = ctx.state.caller;
     ctx.set(pages.headers);
@@ -131,7 +133,7 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     sendPage(ctx, await pages.consent({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email, ...(documentHost ? { documentHost } : {}) }));
   });
 
-  router.post('/oauth/consent/:uid/allow', async (ctx) => {
+  serve(router, oauthOperations.allow, async (ctx) => {
     const { provider, resource } = await live();
     const caller = ctx.state.caller;
     if (caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
@@ -161,7 +163,7 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     ctx.redirect(to);
   });
 
-  router.post('/oauth/consent/:uid/deny', async (ctx) => {
+  serve(router, oauthOperations.deny, async (ctx) => {
     const { provider } = await live();
     if (ctx.state.caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
     await interaction(ctx);
@@ -171,7 +173,8 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     ctx.redirect(to);
   });
 
-  // Everything else under /oauth/ is the library's: it writes its own answers.
+  // Everything else under /oauth/ is the library's: it writes its own answers (the token,
+  // revocation, key set and resumed authorization that oauth-operations.ts describes among them).
   const library = async (ctx: GatewayContext) => {
     const { handler } = await live();
     ctx.respond = false;
@@ -180,7 +183,7 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
 
   // Anonymous registration is bounded before the library sees it: so many a minute
   // per client address, and a small body. The library reads the body keygate already read.
-  router.post(OAUTH_ROUTES.registration, async (ctx) => {
+  serve(router, oauthOperations.register, async (ctx) => {
     await live();
     await grants.registrationAllowed(ctx.ip || 'unknown');
     (ctx.req as { body?: string }).body = await readRegistration(ctx);
@@ -193,7 +196,7 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
   // (counted toward the person's limits) and the client got another consent page or access_denied,
   // never a code. Only GET: the library serves no POST authorization request (enableHttpPostMethods
   // is off), so no form body needs the same.
-  router.get(OAUTH_ROUTES.authorization, async (ctx) => {
+  serve(router, oauthOperations.authorize, async (ctx) => {
     const params = new URLSearchParams(ctx.querystring);
     if (params.getAll('scope').join(' ') !== 'mcp') {
       params.delete('scope');
