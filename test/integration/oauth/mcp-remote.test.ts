@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
+import { freePort } from '../../support/free-port.ts';
 import { tempDir } from '../../support/tmp.ts';
 import { until } from '../../support/until.ts';
 import { textOf } from '../mcp/support.ts';
@@ -18,14 +18,6 @@ import { allowByConsentForm } from './consent-form.ts';
 // own callback listener); mcp-remote swaps the code and the MCP session goes through it.
 
 const MCP_REMOTE = resolve('node_modules/.bin/mcp-remote');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as { port: number };
-  await new Promise((ok) => server.close(ok));
-  return port;
-}
 
 describe('OAuth for MCP clients: mcp-remote', function () {
   this.timeout(90_000);
