@@ -101,11 +101,39 @@ const TAGS: Record<Operation['tag'], string> = {
   mcp: 'The MCP server (Streamable HTTP) and its protected-resource metadata',
   meta: 'This document, liveness, readiness and metrics',
 };
+const PAGES_TAG = 'The pages for people: sign-in, settings, the operator console, and the assets they load';
 
-/** The document. `servers` names publicUrl; without one the route names the origin asked (routes/openapi.ts). */
-export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>): Json {
+/** A route as the routers list it (app.ts): the pages and the catch-alls have no operation. */
+export interface ServedPath { methods: string[]; path: string }
+
+/**
+ * The pages for people (web/), described from the routes served rather than declared: the
+ * document sits below them. HTML, a redirect (to sign in, or on after a form) or a problem.
+ */
+function pageOperation(method: string, path: string): Json {
+  const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const html = { 'text/html': { schema: { type: 'string' } } };
+  return {
+    summary: method === 'get' ? 'A page for people (HTML), or one of its assets' : 'A form of a page: answered by a redirect, or the page again with what was wrong',
+    tags: ['pages'],
+    operationId: `${method}Page${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    security: [{ session: [] }, {}],
+    ...(params.length ? { parameters: params } : {}),
+    responses: {
+      ...(method === 'get' ? { 200: { description: 'The page', content: html } } : {}),
+      303: { description: 'On to the next page' },
+      default: { description: 'A redirect to sign in, a page saying what went wrong, or a problem', content: { ...html, 'application/problem+json': { schema: jsonSchema(s.problem, 'output') } } },
+    },
+  };
+}
+
+/**
+ * The document. `servers` names publicUrl; without one the route names the origin asked
+ * (routes/openapi.ts). `served` adds the routes no operation describes: the pages.
+ */
+export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>, served: ServedPath[] = []): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  const used = new Set<Operation['tag']>();
+  const used = new Set<Operation['tag'] | 'pages'>();
   for (const op of operations(config)) {
     used.add(op.tag);
     // The router's `:id` is OpenAPI's `{id}`.
@@ -123,11 +151,25 @@ export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>): Jso
       'x-problem-codes': [...new Set([...EVERY_ROUTE, ...(op.problems ?? [])])].filter((c) => !op.answers?.[statusOfCode(c)]),
     };
   }
+  for (const route of served) {
+    // A catch-all answers 404 or hands the request to the OAuth library, whose routes are operations.
+    if (route.path.includes('{*')) continue;
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    for (const method of route.methods.map((m) => m.toLowerCase()).filter((m) => m === 'get' || m === 'post')) {
+      if (paths[path]?.[method]) continue;
+      paths[path] ??= {};
+      paths[path][method] = pageOperation(method, path);
+      used.add('pages');
+    }
+  }
   return {
     openapi: '3.1.0',
     info: { title: 'keygate', version: '0.1.0', description: 'The routes the gateway serves itself. Every other path under the prefix is decided by the access policy and forwarded upstream. Errors are RFC 9457 problems; `code` is stable.' },
     ...(config.publicUrl ? { servers: [{ url: config.publicUrl.replace(/\/$/, '') }] } : {}),
-    tags: (Object.keys(TAGS) as Operation['tag'][]).filter((t) => used.has(t)).map((name) => ({ name, description: TAGS[name] })),
+    tags: [
+      ...(Object.keys(TAGS) as Operation['tag'][]).filter((t) => used.has(t)).map((name) => ({ name, description: TAGS[name] })),
+      ...(used.has('pages') ? [{ name: 'pages', description: PAGES_TAG }] : []),
+    ],
     components: {
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'keygate_session' },
