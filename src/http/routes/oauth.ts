@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Configuration } from 'oidc-provider';
 import { AppError } from '../../errors.ts';
@@ -72,6 +74,14 @@ async function readRegistration(ctx: GatewayContext): Promise<string> {
 export const oauthErrorRenderer = (pages: OAuthPages): NonNullable<Configuration['renderError']> => (ctx, out) => {
   sendPage(ctx, pages.refusal('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error));
 };
+
+/** `req` as if unread, its body `text`: what the library reads after keygate has bounded it. */
+function replayed(req: IncomingMessage, text: string): IncomingMessage {
+  const headers = { ...req.headers, 'content-length': String(Buffer.byteLength(text)) };
+  delete headers['transfer-encoding'];
+  const stream = Readable.from([Buffer.from(text)], { objectMode: false });
+  return Object.assign(stream, { headers, method: req.method, url: req.url, httpVersion: req.httpVersion, socket: req.socket, connection: req.socket }) as unknown as IncomingMessage;
+}
 
 /** RFC 8414 metadata (the fields docs/ and the README list), the consent step, and the library under /oauth/. */
 export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<GatewayState> {
@@ -175,10 +185,10 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
 
   // Everything else under /oauth/ is the library's: it writes its own answers (the token,
   // revocation, key set and resumed authorization that oauth-operations.ts describes among them).
-  const library = async (ctx: GatewayContext) => {
+  const library = async (ctx: GatewayContext, req: IncomingMessage = ctx.req) => {
     const { handler } = await live();
     ctx.respond = false;
-    await handler(ctx.req, ctx.res);
+    await handler(req, ctx.res);
   };
 
   // Anonymous registration is bounded before the library sees it: so many a minute
@@ -186,8 +196,7 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
   serve(router, oauthOperations.register, async (ctx) => {
     await live();
     await grants.registrationAllowed(ctx.ip || 'unknown');
-    (ctx.req as { body?: string }).body = await readRegistration(ctx);
-    await library(ctx);
+    await library(ctx, replayed(ctx.req, await readRegistration(ctx)));
   });
   // Every authorization request asks for the one scope there is, whatever it named: the consent
   // page and the grant Allow records are always `mcp`, and the token response says so (RFC 6749
@@ -205,6 +214,6 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     }
     await library(ctx);
   });
-  router.all('/oauth/{*rest}', library);
+  router.all('/oauth/{*rest}', (ctx) => library(ctx));
   return router;
 }
