@@ -202,7 +202,8 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     consoleRoutes({ console: deps.console, accounts: deps.accounts, audit: deps.audit, plans: config.plans }).prefix(prefix),
     scopeRoutes({ policy: deps.policy, config }).prefix(prefix),
     ...(features.apiKeys ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage, variant }).prefix(prefix)] : []),
-    openApiRoutes(() => buildOpenApi(config)).prefix(prefix),
+    // Built on the first request, when `routes` below is known: the pages are described from it.
+    openApiRoutes(() => buildOpenApi(config, routes)).prefix(prefix),
     ...(oauth ? [oauthGrantRoutes({ grants: oauth.grants }).prefix(prefix)] : []),
     ...(deps.extraRouters ?? []),
   ];
@@ -248,6 +249,6 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   const { timeoutMs, maxConcurrentPerCaller } = config.upstream;
   app.use(forwardUpstream(deps.upstream, prefix, servedHere, (p) => permissionNames(deps.policy.current.scopes, p), { timeoutMs, maxConcurrentPerCaller, bodyIdleMs: deps.bodyIdleMs ?? BODY_IDLE_MS, slots: deps.slots }));
   app.use(localRoutes(local, firstRouter));
-  const routes = local.flatMap((r) => r.stack.map((layer) => ({ methods: [...layer.methods], path: String(layer.path) })));
+  const routes: ServedRoute[] = local.flatMap((r) => r.stack.map((layer) => ({ methods: [...layer.methods], path: String(layer.path) })));
   return { app, routes };
 }

@@ -29,14 +29,15 @@ import { outageWatchOf } from './store/outage.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
-import { webRoutes } from './web/routes.ts';
+import { pageConfig, webRoutes } from './web/routes.ts';
 import { consolePages } from './web/console/routes.ts';
 import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
 import { createMcpSessionIds } from './services/mcp-session-ids.ts';
 import { sharedSecrets } from './services/shared-secrets.ts';
 import { findSecrets } from './store/oauth.ts';
-import { oauthRoutes, renderOAuthError } from './http/routes/oauth.ts';
+import { oauthErrorRenderer, oauthRoutes } from './http/routes/oauth.ts';
+import { oauthPages } from './web/consent.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
 
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;
@@ -232,9 +233,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   if (config.surface.features.mcp) await mcpSessionIds.load();
   const audit = createAuditService({ pool });
   const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy });
+  const consentPages = oauthPages(pageConfig(config));
   const { app, routes } = createApp({
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ oauth, grants, pages: consentPages }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
     pageErrors: pageErrors(config),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.surface.features.oauth ? { holder: oauth, grants } : undefined,
@@ -258,7 +260,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.surface.features.oauth) {
     const decided = oauthIssuer(config.publicUrl, config.host, url);
-    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: config.surface.paths.mcp, renderError: renderOAuthError, clientMetadata: config.oauth.clientMetadata, clientMetadataCa: opts.clientMetadataCa }));
+    if ('issuer' in decided) oauth.serve(decided.issuer, () => createOAuthRuntime({ pool, grants, issuer: decided.issuer, mcpPath: config.surface.paths.mcp, renderError: oauthErrorRenderer(consentPages), clientMetadata: config.oauth.clientMetadata, clientMetadataCa: opts.clientMetadataCa }));
     else logger.warn(decided.reason);
   }
   logger.info({

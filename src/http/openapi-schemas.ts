@@ -68,6 +68,42 @@ export const openApiDocument = z.looseObject({ openapi: z.string(), info: z.loos
 export const jsonRpcError = z.looseObject({
   jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]), error: z.looseObject({ code: z.int(), message: z.string() }),
 });
+export const jsonRpcMessage = z.looseObject({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]).optional().describe('Absent on a notification'),
+  method: z.string().optional().describe('A request or notification; a response carries result or error instead'),
+  params: z.record(z.string(), z.unknown()).optional(),
+  result: z.unknown().optional(),
+  error: z.looseObject({ code: z.int(), message: z.string() }).optional(),
+}).describe('One JSON-RPC 2.0 message of the Model Context Protocol (no batches)');
+
+// OAuth answers keep the shapes of their RFCs: the fields below are the ones keygate relies on.
+export const authorizationServerMetadata = z.looseObject({
+  issuer: z.string(), authorization_endpoint: z.string(), token_endpoint: z.string(), registration_endpoint: z.string(), revocation_endpoint: z.string(),
+  response_types_supported: z.array(z.string()), grant_types_supported: z.array(z.string()), code_challenge_methods_supported: z.array(z.string()),
+  scopes_supported: z.array(z.string()), token_endpoint_auth_methods_supported: z.array(z.string()),
+});
+export const oauthError = z.looseObject({ error: z.string(), error_description: z.string().optional() });
+export const clientMetadata = z.looseObject({
+  redirect_uris: z.array(z.string()), client_name: z.string().optional(), application_type: z.enum(['native', 'web']).optional(),
+  token_endpoint_auth_method: z.literal('none').optional(), grant_types: z.array(z.string()).optional(), response_types: z.array(z.string()).optional(),
+});
+export const clientInformation = clientMetadata.extend({ client_id: z.string(), registration_access_token: z.string().optional() });
+export const tokenRequest = z.looseObject({
+  grant_type: z.enum(['authorization_code', 'refresh_token']), client_id: z.string(), code: z.string().optional(), code_verifier: z.string().optional(),
+  redirect_uri: z.string().optional(), refresh_token: z.string().optional(), resource: z.string().optional(),
+});
+export const revocationRequest = z.looseObject({ token: z.string(), client_id: z.string(), token_type_hint: z.string().optional() });
+export const tokenResponse = z.looseObject({
+  access_token: z.string(), token_type: z.string(), expires_in: z.int().optional(), refresh_token: z.string().optional(), scope: z.string().optional(),
+});
+export const jwks = z.looseObject({ keys: z.array(z.looseObject({})) });
+export const authorizationQuery = z.object({
+  response_type: z.literal('code'), client_id: z.string().describe('A registered client id, or the https URL of the client\'s metadata document'),
+  redirect_uri: z.string(), code_challenge: z.string(), code_challenge_method: z.literal('S256'),
+  scope: z.string().optional().describe('Always taken as mcp, the one scope there is'), state: z.string().optional(), resource: z.string().optional(),
+});
+
 export const mcpRefusal = z.object({ error: z.literal('invalid_token'), error_description: z.string() });
 
 export const problem = z.looseObject({

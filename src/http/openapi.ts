@@ -11,7 +11,8 @@ import { scopeOperations } from './routes/scopes.ts';
 import { oauthGrantOperations } from './routes/oauth-grants.ts';
 import { openApiOperations } from './routes/openapi.ts';
 import { healthOperations } from './routes/health.ts';
-import { mcpOperations } from '../mcp/routes.ts';
+import { mcpOperations } from './mcp-operations.ts';
+import { oauthOperations } from './oauth-operations.ts';
 import * as s from './openapi-schemas.ts';
 import { statusOfCode } from './problem.ts';
 
@@ -44,7 +45,7 @@ function responses(op: Operation): Json {
   const out: Json = {};
   out[String(op.ok.status)] = op.ok.schema
     ? { description: 'Success', content: { [op.ok.contentType ?? 'application/json']: { schema: jsonSchema(op.ok.schema, 'output') } } }
-    : { description: 'Success, no body' };
+    : op.ok.contentType ? { description: 'Success', content: { [op.ok.contentType]: { schema: { type: 'string' } } } } : { description: 'Success, no body' };
   const alsoContent = op.also ? { 'application/json': { schema: jsonSchema(op.also.schema, 'output') } } : {};
   if (op.also) out[String(op.also.status)] = { description: op.also.description, content: alsoContent };
   const codes = [...new Set([...EVERY_ROUTE, ...(op.body ? ['PAYLOAD_TOO_LARGE' as const, 'REQUEST_TIMEOUT' as const] : []), ...(op.problems ?? [])])];
@@ -60,7 +61,9 @@ function responses(op: Operation): Json {
   for (const [status, answer] of Object.entries(op.answers ?? {})) {
     // `withProblems`: the status is answered either way (a JSON-RPC error, or a problem of the gateway's own).
     const kept = answer.withProblems ? (out[status] as { content?: Json } | undefined)?.content ?? {} : {};
-    const content = { ...kept, ...(answer.schema ? { 'application/json': { schema: jsonSchema(answer.schema, 'output') } } : {}) };
+    const own = answer.schema ? { [answer.contentType ?? 'application/json']: { schema: jsonSchema(answer.schema, 'output') } }
+      : answer.contentType ? { [answer.contentType]: { schema: { type: 'string' } } } : {};
+    const content = { ...kept, ...own };
     out[status] = { description: answer.description, ...(Object.keys(content).length ? { content } : {}) };
   }
   return out;
@@ -85,12 +88,54 @@ function operations(config: Pick<Config, 'surface'>): Operation[] {
     ...underPrefix.map((op) => ({ ...op, path: `${paths.api}${op.path}` })),
     ...Object.values(healthOperations),
     ...Object.values(mcpOperations(config.surface)),
+    ...Object.values(oauthOperations),
   ];
 }
 
-export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>): Json {
+// Every tag an operation may carry, described; the document declares the ones its operations use.
+const TAGS: Record<Operation['tag'], string> = {
+  auth: 'Accounts, sessions and organizations',
+  keys: 'API keys: create, list, rotate, revoke, usage',
+  admin: 'The operator\'s routes: users, every key, the audit log, the policy, the fleet',
+  oauth: 'The OAuth 2.1 authorization server for MCP clients: metadata, registration, authorization with consent, tokens, connected apps',
+  mcp: 'The MCP server (Streamable HTTP) and its protected-resource metadata',
+  meta: 'This document, liveness, readiness and metrics',
+};
+const PAGES_TAG = 'The pages for people: sign-in, settings, the operator console, and the assets they load';
+
+/** A route as the routers list it (app.ts): the pages and the catch-alls have no operation. */
+export interface ServedPath { methods: string[]; path: string }
+
+/**
+ * The pages for people (web/), described from the routes served rather than declared: the
+ * document sits below them. HTML, a redirect (to sign in, or on after a form) or a problem.
+ */
+function pageOperation(method: string, path: string): Json {
+  const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const html = { 'text/html': { schema: { type: 'string' } } };
+  return {
+    summary: method === 'get' ? 'A page for people (HTML), or one of its assets' : 'A form of a page: answered by a redirect, or the page again with what was wrong',
+    tags: ['pages'],
+    operationId: `${method}Page${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    security: [{ session: [] }, {}],
+    ...(params.length ? { parameters: params } : {}),
+    responses: {
+      ...(method === 'get' ? { 200: { description: 'The page', content: html } } : {}),
+      303: { description: 'On to the next page' },
+      default: { description: 'A redirect to sign in, a page saying what went wrong, or a problem', content: { ...html, 'application/problem+json': { schema: jsonSchema(s.problem, 'output') } } },
+    },
+  };
+}
+
+/**
+ * The document. `servers` names publicUrl; without one the route names the origin asked
+ * (routes/openapi.ts). `served` adds the routes no operation describes: the pages.
+ */
+export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>, served: ServedPath[] = []): Json {
   const paths: Record<string, Record<string, Json>> = {};
+  const used = new Set<Operation['tag'] | 'pages'>();
   for (const op of operations(config)) {
+    used.add(op.tag);
     // The router's `:id` is OpenAPI's `{id}`.
     const path = op.path.replace(/:(\w+)/g, '{$1}');
     paths[path] ??= {};
@@ -100,22 +145,36 @@ export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>): Jso
       operationId: op.operationId ?? `${op.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       security: security[op.security ?? 'caller'],
       ...(op.query || /\{/.test(path) ? { parameters: parameters(op, path) } : {}),
-      ...(op.body ? { requestBody: { required: false, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } } : {}),
+      ...(op.body ? { requestBody: { required: op.bodyRequired ?? false, content: { [op.bodyContentType ?? 'application/json']: { schema: jsonSchema(op.body, 'input') } } } } : {}),
       responses: responses(op),
       // A status answered otherwise (the MCP endpoint's OAuth-form 401) carries no problem code.
       'x-problem-codes': [...new Set([...EVERY_ROUTE, ...(op.problems ?? [])])].filter((c) => !op.answers?.[statusOfCode(c)]),
     };
   }
+  for (const route of served) {
+    // A catch-all answers 404 or hands the request to the OAuth library, whose routes are operations.
+    if (route.path.includes('{*')) continue;
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    for (const method of route.methods.map((m) => m.toLowerCase()).filter((m) => m === 'get' || m === 'post')) {
+      if (paths[path]?.[method]) continue;
+      paths[path] ??= {};
+      paths[path][method] = pageOperation(method, path);
+      used.add('pages');
+    }
+  }
   return {
     openapi: '3.1.0',
     info: { title: 'keygate', version: '0.1.0', description: 'The routes the gateway serves itself. Every other path under the prefix is decided by the access policy and forwarded upstream. Errors are RFC 9457 problems; `code` is stable.' },
-    ...(config.publicUrl ? { servers: [{ url: config.publicUrl }] } : {}),
-    tags: [{ name: 'auth' }, { name: 'keys' }, { name: 'admin' }, { name: 'mcp' }, { name: 'meta' }],
+    ...(config.publicUrl ? { servers: [{ url: config.publicUrl.replace(/\/$/, '') }] } : {}),
+    tags: [
+      ...(Object.keys(TAGS) as Operation['tag'][]).filter((t) => used.has(t)).map((name) => ({ name, description: TAGS[name] })),
+      ...(used.has('pages') ? [{ name: 'pages', description: PAGES_TAG }] : []),
+    ],
     components: {
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'keygate_session' },
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API key, on the MCP endpoint only' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key, or an access token this gateway issued by OAuth; on the MCP endpoint only' },
       },
     },
     paths,

@@ -15,12 +15,16 @@ export interface Operation {
   summary: string;
   tag: 'auth' | 'keys' | 'admin' | 'oauth' | 'mcp' | 'meta';
   body?: z.ZodType;
+  /** The body must be sent (every body is optional otherwise). */
+  bodyRequired?: boolean;
+  /** The body's media type when it is not JSON (a form). */
+  bodyContentType?: string;
   query?: z.ZodType;
   ok: { status: number; schema: z.ZodType | null; contentType?: string };
   /** Other answers that are not problems, e.g. readiness's 503 with its checks. */
   also?: { status: number; schema: z.ZodType; description: string };
   /** Answers given instead of the ones built from `ok` and the problems (the MCP endpoint's). */
-  answers?: Record<number, { description: string; schema?: z.ZodType; withProblems?: boolean }>;
+  answers?: Record<number, { description: string; schema?: z.ZodType; contentType?: string; withProblems?: boolean }>;
   problems?: ErrorCode[];
   /** Who may call: `mcp` is a key or an OAuth token in x-api-key or Authorization: Bearer. */
   security?: 'public' | 'caller' | 'session' | 'admin' | 'mcp';

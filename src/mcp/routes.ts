@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Router from '@koa/router';
 import { z } from 'zod';
-import { packageRoot, type Config, type Surface } from '../config.ts';
+import { packageRoot, type Config } from '../config.ts';
 import type { KeyService } from '../services/keys/service.ts';
 import type { McpSessionIds, SessionHolder } from '../services/mcp-session-ids.ts';
 import { AppError } from '../errors.ts';
@@ -16,8 +16,8 @@ import { prepareTool, type ForwardedTool } from './forward.ts';
 import { BUILT_IN_TOOLS } from './tool-names.ts';
 import { publicBase } from './refusal.ts';
 import { featureOff, gate } from '../http/gate.ts';
-import { serve, type Operation } from '../http/operation.ts';
-import * as s from '../http/openapi-schemas.ts';
+import { serve } from '../http/operation.ts';
+import { mcpOperations } from '../http/mcp-operations.ts';
 import type { OAuthHolder } from '../oauth/holder.ts';
 
 export interface McpDeps {
@@ -27,8 +27,6 @@ export interface McpDeps {
   /** The REST forwarder's slots, so one caller's REST and MCP forwards share one bound; default: own. */
   slots?: CallerSlots;
 }
-
-const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 // The MCP SDK (about 20 MB resident) is loaded with the first MCP request, not at start: a gateway
 // that serves only REST never carries it.
@@ -50,27 +48,6 @@ function prepareTools(config: Config): ForwardedTool[] {
     seen.add(tool.name);
     return prepareTool(tool, config.apiPrefix);
   });
-}
-
-/** The MCP endpoint and its metadata, at their full paths (this router is not mounted under the prefix). */
-export function mcpOperations(surface: Pick<Surface, 'paths'>) {
-  return {
-    metadata: { method: 'get', path: METADATA_PATH, tag: 'mcp', summary: 'RFC 9728 metadata of the MCP endpoint', ok: { status: 200, schema: s.resourceMetadata }, problems: ['NOT_FOUND'], security: 'public' },
-    // Refusals take the OAuth form (401), other failures are problems; 404 while the server is off.
-    endpoint: {
-      method: 'post', path: surface.paths.mcp, tag: 'mcp', operationId: 'postMcp', security: 'mcp',
-      summary: 'MCP Streamable HTTP (JSON-RPC); a key with the mcp permission in x-api-key or Authorization: Bearer',
-      ok: { status: 200, schema: null }, problems: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE'],
-      answers: {
-        200: { description: 'A JSON-RPC answer (JSON or an event stream)' },
-        401: { description: 'Every refusal, in the OAuth form (WWW-Authenticate: Bearer error="invalid_token")', schema: s.mcpRefusal },
-        // The 2026-07-28 revision answers its protocol errors with HTTP statuses and the request's id.
-        400: { description: 'A JSON-RPC error of the 2026-07-28 revision (missing _meta, headers that disagree with the body, an unknown revision), or a problem', schema: s.jsonRpcError, withProblems: true },
-        404: { description: 'A JSON-RPC error: "method not found" of the 2026-07-28 revision, or an Mcp-Session-Id not issued to this caller (initialize again); or the NOT_FOUND problem while the MCP server is off', schema: s.jsonRpcError, withProblems: true },
-        415: { description: 'A JSON-RPC error: the body is not JSON', schema: s.jsonRpcError },
-      },
-    },
-  } satisfies Record<string, Operation>;
 }
 
 /** `/api/mcp` (MCP Streamable HTTP; no instance keeps a session) and the RFC 9728 metadata that points clients at it. */
@@ -110,7 +87,7 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, s
   };
   const ops = mcpOperations(config.surface);
   serve(router, ops.metadata, metadata);
-  router.get(`${METADATA_PATH}${mcpPath}`, metadata);
+  serve(router, ops.metadataAtPath, metadata);
 
   serve(router, ops.endpoint, async (ctx) => {
     const caller = ctx.state.caller;
@@ -145,8 +122,8 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, s
     }
     throw new AppError('METHOD_NOT_ALLOWED', 'Send JSON-RPC messages with POST; this MCP server offers no stream and keeps no session to end.', {}, { allowedMethods: ['POST'] });
   };
-  router.get(mcpPath, postOnly);
-  router.delete(mcpPath, postOnly);
+  serve(router, ops.stream, postOnly);
+  serve(router, ops.end, postOnly);
 
   // The endpoint is exactly `/api/mcp`; nothing beneath it is forwarded upstream.
   router.all(`${mcpPath}/{*rest}`, () => {

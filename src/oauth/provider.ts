@@ -6,7 +6,8 @@ import { candidateSharedSecrets } from '../services/shared-secrets.ts';
 import type { GrantService } from '../services/oauth-grants.ts';
 import { createAdapterClass } from './adapter.ts';
 import { mintToken } from './token-format.ts';
-import { redirectUriProblem } from './registration.ts';
+import { createDocumentFetch } from './document-fetch.ts';
+import { applicationTypeOf, loopbackPortMayVary, redirectUriProblem } from './registration.ts';
 
 // The OAuth 2.1 authorization server for MCP clients, on oidc-provider: registration, authorization code
 // with PKCE S256, resource indicators, refresh rotation and revocation are the library's; keygate
@@ -90,22 +91,26 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     extraClientMetadata: {
       properties: ['keygate_redirect_rules'],
       validator(_ctx, _key, _value, metadata) {
-        for (const uri of (metadata.redirect_uris as string[] | undefined) ?? []) {
+        const uris = (metadata.redirect_uris as string[] | undefined) ?? [];
+        for (const uri of uris) {
           const problem = redirectUriProblem(uri);
           if (problem) throw new errors.InvalidRedirectUri(problem);
         }
-        // Loopback ports may vary for native clients (RFC 8252); keygate matches redirect URIs exactly, ports included.
-        if (metadata.application_type === 'native') throw new errors.InvalidClientMetadata('application_type native is not offered; register as a web client with exact redirect URIs');
+        // The library has filled in `web` when the client said nothing; a client whose every
+        // redirect URI is loopback runs on the person's machine, and is native whatever it said.
+        const applicationType = applicationTypeOf(metadata.application_type as string | undefined, uris);
+        if (typeof applicationType !== 'string') throw new errors.InvalidClientMetadata(applicationType.problem);
+        metadata.application_type = applicationType;
       },
     },
     // keygate's own page: the library's loads a web font from a third party.
     renderError,
     // A client's metadata document is small; anything past 5 KB is refused unread.
     fetchResponseBodyLimits: { 'client_id metadata document': 5 * 1024 },
-    // The library fetches through a dispatcher that drops connections to loopback and private
-    // addresses (after DNS, so a name rebound to one is caught too). Only with the operator's
-    // explicit leave (tests) is that dispatcher swapped for one that connects anywhere.
-    ...(clientMetadata?.allowPrivateAddresses ? { fetch: await privateAddressFetch(clientMetadataCa) } : {}),
+    // The library's own guard looks at the address only after connecting (and a TLS handshake):
+    // keygate's fetch checks every resolved address first (document-fetch.ts). Loopback and
+    // private addresses only with the operator's explicit leave (tests).
+    fetch: createDocumentFetch({ allowPrivateAddresses: clientMetadata?.allowPrivateAddresses ?? false, ca: clientMetadataCa }),
     features: {
       devInteractions: { enabled: false },
       // Logging out through a client's redirect would send the browser on to any URI a client
@@ -114,7 +119,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
       rpInitiatedLogout: { enabled: false },
       registration: { enabled: true },
       // Client ID Metadata Documents: an https client_id is fetched as the client's metadata (its
-      // client_id must equal the URL; no redirects, 2.5 s, https only) and cached as its HTTP
+      // client_id must equal the URL; no redirects, 3 s, 5 KB, https only) and cached as its HTTP
       // caching headers say, at most a day; nothing is stored.
       clientIdMetadataDocument: { enabled: true, ack: 'draft-02', cacheDuration: { min: 0, max: DAY } },
       revocation: { enabled: true },
@@ -142,6 +147,12 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
   };
   provider.on('authorization.error', noRedirect);
   provider.on('server_error', noRedirect);
+  // The library lets a native client's loopback redirect URI take any port on `localhost` too;
+  // RFC 8252 7.3 names only the IP literals, where no other program can answer for the name.
+  const redirectUriAllowed = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function (this: InstanceType<Provider['Client']>, uri: string) {
+    return this.redirectUris?.includes(uri) || (loopbackPortMayVary(uri) && redirectUriAllowed.call(this, uri));
+  };
   // Every token a client could present carries keygate's mark (token-format.ts); codes and the
   // library's internal ids keep its own, since they never travel in an Authorization header.
   for (const Model of [provider.AccessToken, provider.RefreshToken, provider.RegistrationAccessToken]) {
@@ -153,14 +164,6 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     };
   }
   return { provider, issuer, resource, handler: provider.callback() };
-}
-
-/** fetch without the SSRF guard, trusting `ca` beside the system's authorities. */
-async function privateAddressFetch(ca: string | undefined): Promise<NonNullable<Configuration['fetch']>> {
-  const [{ Agent, fetch }, { rootCertificates }] = await Promise.all([import('undici'), import('node:tls')]);
-  const agent = new Agent({ connect: ca ? { ca: [...rootCertificates, ca] } : {} });
-  // The library only ever fetches by URL.
-  return (url, options) => fetch(String(url), { ...(options as object), dispatcher: agent }) as unknown as ReturnType<NonNullable<Configuration['fetch']>>;
 }
 
 /** The authorization server's issuer URL, or why there is none. */

@@ -30,11 +30,36 @@ export function redirectUriProblem(uri: string): string | null {
   } catch {
     return `${uri} is not an absolute URL`;
   }
-  if (!plainHost(url.hostname)) return `${uri}: the host must be a plain DNS name or an IP address`;
+  if (!plainHost(url.hostname) || !writtenPlainly(uri, url)) {
+    return `${uri}: the host must be written as a plain DNS name or IP address (ASCII letters, digits, hyphens and dots; no user info or percent-encoding)`;
+  }
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
   return 'redirect_uris must use https:, or http: on a loopback address (127.0.0.1, localhost, [::1])';
 }
+
+const isLoopback = (uri: string): boolean => {
+  const url = URL.parse(uri);
+  return url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+};
+
+/**
+ * The client's application type (OpenID Connect Registration): `native` with loopback redirect URIs,
+ * `web` with https ones; `web` (the library's default when none was sent) with only loopback URIs
+ * is native. Answers why the pair is refused otherwise.
+ */
+export function applicationTypeOf(given: string | undefined, redirectUris: string[]): 'native' | 'web' | { problem: string } {
+  const loopback = redirectUris.length > 0 && redirectUris.every(isLoopback);
+  if (given === 'native') return loopback ? 'native' : { problem: 'a native client registers only loopback redirect URIs (http://127.0.0.1, http://[::1] or http://localhost)' };
+  if (given === undefined || given === 'web') return loopback ? 'native' : 'web';
+  return { problem: 'application_type is native or web' };
+}
+
+/** Whether a native client's redirect URI may name another port than the registered one: loopback IP literals only. */
+export const loopbackPortMayVary = (uri: string): boolean => {
+  const url = URL.parse(uri);
+  return url?.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === '[::1]');
+};
 
 // The URL parser lets `;`, `*`, `'` and more through in a host; such a host would be written into
 // the consent page's Content-Security-Policy. Only letters, digits and hyphens in dot-separated
@@ -42,6 +67,19 @@ export function redirectUriProblem(uri: string): string | null {
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const IPV6_LITERAL = /^\[[0-9a-f:.]+\]$/;
 const plainHost = (hostname: string): boolean => DNS_NAME.test(hostname) || IPV6_LITERAL.test(hostname);
+
+// The parser forgives what a person reading the consent page would not see through: a Cyrillic
+// `а` becomes punycode that looks nothing like what was written, `evil%2eexample` becomes
+// `evil.example`, and `trusted-bank.example@evil.example` is a host behind user info. The
+// authority as written must already be the host the parser found.
+const WRITTEN_AUTHORITY = /^([a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+function writtenPlainly(uri: string, url: URL): boolean {
+  if (!uri.slice(url.protocol.length).startsWith('//')) return false;
+  const afterScheme = uri.slice(url.protocol.length + 2);
+  const authority = afterScheme.slice(0, afterScheme.search(/[/?#]|$/));
+  const written = WRITTEN_AUTHORITY.exec(authority);
+  return written !== null && written[1]!.toLowerCase() === url.hostname;
+}
 
 /** The origin of a redirect URI as it may stand in a CSP source list, or null when it may not. */
 export function cspOrigin(uri: string): string | null {

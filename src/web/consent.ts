@@ -2,6 +2,8 @@ import { sharedAssets } from './assets.ts';
 import { html, layout, pageHeaders, type Html } from './layout.ts';
 import type { PageConfig } from './page-config.ts';
 import { accountHeader } from './pages.ts';
+import { OAUTH_ERROR_HEADERS, oauthErrorPage } from './oauth-error.ts';
+import type { ConsentFacts, OAuthPages } from '../http/routes/oauth.ts';
 
 // The consent step of an MCP client's authorization. Plain forms, no script: the
 // decision must work even where the page's script is blocked, and each button posts to its own
@@ -10,16 +12,8 @@ import { accountHeader } from './pages.ts';
 /** Where the sign-in page may send a person back to: only a consent step of this server. */
 export const CONSENT_RETURN = /^\/oauth\/consent\/[A-Za-z0-9_-]{1,64}$/;
 
-export interface ConsentInput {
-  uid: string;
-  clientName: string;
-  clientId: string;
-  /** Where the client will receive the answer; shown so a person can spot an impostor. */
-  redirectOrigin: string;
-  email: string;
-  /** For a client known by its metadata document: the host that published it, beside the name it claims. */
-  documentHost?: string;
-}
+/** What the page shows; documentHost, for a client known by its metadata document, stands beside the name it claims. */
+export type ConsentInput = ConsentFacts;
 
 export function consentMain({ uid, clientName, clientId, redirectOrigin, email, documentHost }: ConsentInput): Html {
   const action = (what: 'allow' | 'deny') => `/oauth/consent/${encodeURIComponent(uid)}/${what}`;
@@ -56,5 +50,14 @@ export async function consentPage(input: ConsentInput, config: PageConfig): Prom
       'Referrer-Policy': 'same-origin',
     },
     body: layout({ title: 'Connect an app', script: null, assets: bundle, config, header: accountHeader(input.email), main: consentMain(input) }),
+  };
+}
+
+/** The pages the OAuth routes answer with (http/routes/oauth.ts takes them from the composition root). */
+export function oauthPages(config: PageConfig): OAuthPages {
+  return {
+    headers: pageHeaders,
+    consent: (facts) => consentPage(facts, config),
+    refusal: (title, words, detail) => ({ headers: OAUTH_ERROR_HEADERS, body: oauthErrorPage(title, words, detail) }),
   };
 }

@@ -1,20 +1,51 @@
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Configuration } from 'oidc-provider';
-import type { Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
 import type { GrantService } from '../../services/oauth-grants.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { requestMeta } from './auth.ts';
 import { readBodyText } from '../body.ts';
-import { pageHeaders } from '../../web/layout.ts';
-import { pageConfig } from '../../web/routes.ts';
-import { consentPage } from '../../web/consent.ts';
-import { OAUTH_ERROR_HEADERS, oauthErrorPage } from '../../web/oauth-error.ts';
+import { serve } from '../operation.ts';
+import { oauthOperations } from '../oauth-operations.ts';
 import { cspOrigin, MAX_REGISTRATION_BYTES, metadataProblem } from '../../oauth/registration.ts';
 import { OAUTH_ROUTES, type OAuthRuntime } from '../../oauth/provider.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
 
-export interface OAuthRoutesDeps { config: Config; oauth: OAuthHolder; grants: GrantService }
+/** What the consent page shows (web/consent.ts draws it). */
+export interface ConsentFacts {
+  uid: string;
+  clientName: string;
+  clientId: string;
+  /** Where the client will receive the answer. */
+  redirectOrigin: string;
+  email: string;
+  /** For a client known by its metadata document: the host that published it. */
+  documentHost?: string;
+}
+
+export interface Page { headers: Record<string, string>; body: string }
+
+/**
+ * The pages these routes answer with, handed in by the composition root (web/consent.ts makes
+ * them): http/ draws no page itself.
+ */
+export interface OAuthPages {
+  /** The headers of every page (what a sign-in redirect answers with too). */
+  headers: Record<string, string>;
+  consent(facts: ConsentFacts): Promise<Page>;
+  /** A standalone page: why an app could not be connected, and nothing was. */
+  refusal(title: string, words: string, detail: string | null): Page;
+}
+
+export interface OAuthRoutesDeps { oauth: OAuthHolder; grants: GrantService; pages: OAuthPages }
+
+const sendPage = (ctx: GatewayContext | Parameters<NonNullable<Configuration['renderError']>>[0], page: Page) => {
+  ctx.set(page.headers);
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = page.body;
+};
 
 const notServed = () => new AppError('NOT_FOUND', 'This server does not offer OAuth: it has no public URL to name as issuer.');
 
@@ -40,23 +71,28 @@ async function readRegistration(ctx: GatewayContext): Promise<string> {
  * The library's error page (provider.ts takes it as renderError), drawn in the person's browser:
  * an authorization request that failed its checks is answered here, never by a redirect.
  */
-export const renderOAuthError: NonNullable<Configuration['renderError']> = (ctx, out) => {
-  ctx.set(OAUTH_ERROR_HEADERS);
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.body = oauthErrorPage('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error);
+export const oauthErrorRenderer = (pages: OAuthPages): NonNullable<Configuration['renderError']> => (ctx, out) => {
+  sendPage(ctx, pages.refusal('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error));
 };
 
+/** `req` as if unread, its body `text`: what the library reads after keygate has bounded it. */
+function replayed(req: IncomingMessage, text: string): IncomingMessage {
+  const headers = { ...req.headers, 'content-length': String(Buffer.byteLength(text)) };
+  delete headers['transfer-encoding'];
+  const stream = Readable.from([Buffer.from(text)], { objectMode: false });
+  return Object.assign(stream, { headers, method: req.method, url: req.url, httpVersion: req.httpVersion, socket: req.socket, connection: req.socket }) as unknown as IncomingMessage;
+}
+
 /** RFC 8414 metadata (the fields docs/ and the README list), the consent step, and the library under /oauth/. */
-export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<GatewayState> {
+export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
-  const pageCfg = pageConfig(config);
   const live = async (): Promise<OAuthRuntime> => {
     const runtime = await oauth.runtime();
     if (!runtime) throw notServed();
     return runtime;
   };
 
-  router.get('/.well-known/oauth-authorization-server', (ctx) => {
+  serve(router, oauthOperations.metadata, (ctx) => {
     const { issuer } = oauth;
     if (!issuer) throw notServed();
     ctx.set('Cache-Control', 'public, max-age=3600');
@@ -89,10 +125,10 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     }
   };
 
-  router.get('/oauth/consent/:uid', async (ctx) => {
+  serve(router, oauthOperations.consent, async (ctx) => {
     const { provider } = await live();
     const caller = ctx.state.caller;
-    ctx.set(pageHeaders);
+    ctx.set(pages.headers);
     if (caller.kind !== 'session') return ctx.redirect(`/sign-in?next=${encodeURIComponent(ctx.path)}`);
     const details = await interaction(ctx);
     const clientId = String(details.params.client_id);
@@ -104,13 +140,10 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     if (!redirectOrigin) throw new AppError('VALIDATION_FAILED', 'The app registered a redirect address this server does not accept. Ask its authors to register again.');
     // A client known by its metadata document names itself; the host it was fetched from is what vouches for it.
     const documentHost = (client as { clientIdMetadataDocument?: boolean }).clientIdMetadataDocument ? new URL(clientId).host : undefined;
-    const page = await consentPage({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email, ...(documentHost ? { documentHost } : {}) }, pageCfg);
-    ctx.set(page.headers);
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page.body;
+    sendPage(ctx, await pages.consent({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email, ...(documentHost ? { documentHost } : {}) }));
   });
 
-  router.post('/oauth/consent/:uid/allow', async (ctx) => {
+  serve(router, oauthOperations.allow, async (ctx) => {
     const { provider, resource } = await live();
     const caller = ctx.state.caller;
     if (caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
@@ -129,11 +162,9 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     } catch (e) {
       // Past a limit the person reads why on a page; the client gets nothing (no code, no redirect).
       if (!(e instanceof AppError) || e.code !== 'GRANT_LIMIT') throw e;
-      ctx.set(OAUTH_ERROR_HEADERS);
       if (e.data.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.data.retryAfterSeconds));
       ctx.status = 400;
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = oauthErrorPage('This app could not be connected', e.detail, 'GRANT_LIMIT');
+      sendPage(ctx, pages.refusal('This app could not be connected', e.detail, 'GRANT_LIMIT'));
       return;
     }
     const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
@@ -142,7 +173,7 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     ctx.redirect(to);
   });
 
-  router.post('/oauth/consent/:uid/deny', async (ctx) => {
+  serve(router, oauthOperations.deny, async (ctx) => {
     const { provider } = await live();
     if (ctx.state.caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
     await interaction(ctx);
@@ -152,33 +183,37 @@ export function oauthRoutes({ config, oauth, grants }: OAuthRoutesDeps): Router<
     ctx.redirect(to);
   });
 
-  // Everything else under /oauth/ is the library's: it writes its own answers.
-  const library = async (ctx: GatewayContext) => {
+  // Everything else under /oauth/ is the library's: it writes its own answers (the token,
+  // revocation, key set and resumed authorization that oauth-operations.ts describes among them).
+  const library = async (ctx: GatewayContext, req: IncomingMessage = ctx.req) => {
     const { handler } = await live();
     ctx.respond = false;
-    await handler(ctx.req, ctx.res);
+    await handler(req, ctx.res);
   };
 
   // Anonymous registration is bounded before the library sees it: so many a minute
   // per client address, and a small body. The library reads the body keygate already read.
-  router.post(OAUTH_ROUTES.registration, async (ctx) => {
+  serve(router, oauthOperations.register, async (ctx) => {
     await live();
     await grants.registrationAllowed(ctx.ip || 'unknown');
-    (ctx.req as { body?: string }).body = await readRegistration(ctx);
-    await library(ctx);
+    await library(ctx, replayed(ctx.req, await readRegistration(ctx)));
   });
-  // An authorization request without scope asks for the one scope there is (RFC 6749 3.3 lets the
-  // server pick a default). Left out, the library would grant nothing and answer access_denied
-  // after the person had clicked Allow. Only GET: the library serves no POST authorization request
-  // (enableHttpPostMethods is off), so no form body needs the same default.
-  router.get(OAUTH_ROUTES.authorization, async (ctx) => {
+  // Every authorization request asks for the one scope there is, whatever it named: the consent
+  // page and the grant Allow records are always `mcp`, and the token response says so (RFC 6749
+  // 3.3 lets the server grant other than asked). Passed through, a scope left out, `openid` or a
+  // spelling like `MCP` made the library want more than the grant held: Allow then recorded a grant
+  // (counted toward the person's limits) and the client got another consent page or access_denied,
+  // never a code. Only GET: the library serves no POST authorization request (enableHttpPostMethods
+  // is off), so no form body needs the same.
+  serve(router, oauthOperations.authorize, async (ctx) => {
     const params = new URLSearchParams(ctx.querystring);
-    if (!params.get('scope')) {
+    if (params.getAll('scope').join(' ') !== 'mcp') {
+      params.delete('scope');
       params.set('scope', 'mcp');
       ctx.req.url = `${OAUTH_ROUTES.authorization}?${params.toString()}`;
     }
     await library(ctx);
   });
-  router.all('/oauth/{*rest}', library);
+  router.all('/oauth/{*rest}', (ctx) => library(ctx));
   return router;
 }

@@ -45,6 +45,11 @@ export const RULES: readonly Rule[] = [
     from: (f) => f === 'src/config.ts',
     forbids: (t) => t.startsWith('src/') && !under('src/policy')(t) && t !== 'src/errors.ts',
   },
+  {
+    name: 'http/ sits below the pages and the MCP server: no web/, no mcp/ (main.ts hands pages in)',
+    from: under('src/http'),
+    forbids: under('src/web', 'src/mcp'),
+  },
 ];
 
 // Static imports and re-exports (type-only included: they tie modules together just the same)
