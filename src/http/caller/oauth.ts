@@ -1,9 +1,10 @@
 import { keysOn, type Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
-import { hasValidChecksum, KEY_BODY_LENGTH } from '../../services/keys/format.ts';
+import { hasValidChecksum } from '../../services/keys/format.ts';
 import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
-import { holdsToken, isTokenShaped } from '../../oauth/token-format.ts';
+import { isTokenShaped } from '../../oauth/token-format.ts';
+import { ownCredentialFinder } from './disguises.ts';
 import type { Resolver } from './resolve.ts';
 import type { Caller } from '../state.ts';
 
@@ -54,41 +55,21 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
   }
 }
 
-/** Whether `text` holds, anywhere, a key with our prefix and a checksum that holds. */
-function holdsKey(text: string, prefix: string): boolean {
-  for (let at = text.indexOf(prefix); at >= 0; at = text.indexOf(prefix, at + 1)) {
-    if (hasValidChecksum(text.slice(at, at + prefix.length + KEY_BODY_LENGTH))) return true;
-  }
-  return false;
-}
-
-/**
- * The Authorization value, and every word of it that reads as base64 decoded: a key or a token
- * hides in Basic credentials, or base64-wrapped after any other scheme, as well as in plain text.
- */
-function authorizationTexts(value: string): string[] {
-  const texts = [value];
-  for (const word of value.split(/[\s,]+/)) {
-    if (word.length >= 16 && /^[A-Za-z0-9+/_-]+=*$/.test(word)) texts.push(Buffer.from(word, 'base64').toString('latin1'));
-  }
-  return texts;
-}
-
 /**
  * Before anything is forwarded: an Authorization that carries a keygate key or a token keygate
  * issued, in any spelling (after `Bearer` or `DPoP` in any case, bare, beside other credentials,
- * inside Basic), never reaches the upstream, on any route and whether or not OAuth is on; any
- * other Authorization passes untouched. Both are recognised by their shape and checksum, so this
- * costs no lookup.
+ * inside Basic, or wrapped: disguises.ts), never reaches the upstream, on any route and whether or
+ * not OAuth is on; any other Authorization passes untouched. Both are recognised by their shape and
+ * checksum, so this costs no lookup.
  */
 export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'surface'>) {
-  const keyPrefix = keysOn(config)?.prefix ?? null;
+  const holdsOwn = ownCredentialFinder(keysOn(config)?.prefix ?? null);
   const mcpPath = config.surface.paths.mcp;
   return function dropOwnBearerScreen(ctx: Parameters<Resolver>[0]): void {
     // On the MCP endpoint the Bearer is the credential the caller chain reads, and the MCP tools
     // build their own upstream headers; everywhere else it must not leave the gateway.
     const value = ctx.path === mcpPath ? '' : ctx.get('authorization');
-    if (value && authorizationTexts(value).some((t) => holdsToken(t) || (keyPrefix !== null && holdsKey(t, keyPrefix)))) {
+    if (value && holdsOwn(value)) {
       delete ctx.req.headers.authorization;
     }
   };
