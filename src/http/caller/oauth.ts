@@ -2,6 +2,7 @@ import { keysOn, type Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
 import { hasValidChecksum } from '../../services/keys/format.ts';
 import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
+import type { UnknownTokenScreen } from '../../services/keys/unknown-tokens.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
 import { isTokenShaped } from '../../oauth/token-format.ts';
 import { ownCredentialFinder } from './disguises.ts';
@@ -21,7 +22,7 @@ export const looksLikeKey = (value: string, prefix: string): boolean => value.st
 // One answer for every reason, as for keys: telling them apart would confirm a token existed.
 const invalidToken = () => new AppError('INVALID_API_KEY', 'The access token is not valid: unknown, expired or revoked, or its owner cannot sign in.');
 
-export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, config: Pick<Config, 'surface' | 'apiKeys'>): Resolver {
+export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, unknownTokens: UnknownTokenScreen, config: Pick<Config, 'surface' | 'apiKeys'>): Resolver {
   const mcpPath = config.surface.paths.mcp;
   const keyPrefix = keysOn(config)?.prefix ?? null;
   // Not mine is answered at once (every request that is not a token on the MCP endpoint).
@@ -39,7 +40,10 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
   async function resolveToken(value: string) {
     const live = await oauth.runtime();
     if (!live) return null;
+    // A made-up token with a checksum that holds costs no lookup, as a made-up key costs none.
+    if (!(await unknownTokens.mayBeStored(value))) throw invalidToken();
     const found = await live.provider.AccessToken.find(value);
+    unknownTokens.looked(value, found !== undefined);
     const token: IssuedToken | null = found?.grantId && found.accountId
       ? { grantId: found.grantId, accountId: found.accountId, scopes: (found.scope ?? '').split(' '), audience: ([] as string[]).concat(found.aud ?? []) }
       : null;
