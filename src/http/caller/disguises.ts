@@ -15,11 +15,11 @@ const MAX_DEPTH = 4;
 const MAX_EXAMINED = 256 * 1024;
 /** A base64 run shorter than this cannot hold a key or anything wrapping one. */
 const MIN_BASE64 = 16;
-/** Hex runs: two digits a character, and the shortest credential is a prefix and its body. */
+/** Hex runs: two digits a character, and no credential is shorter than its body. */
 const MIN_HEX = 2 * KEY_BODY_LENGTH;
 
 const BASE64_RUN = new RegExp(`[A-Za-z0-9+/_-]{${MIN_BASE64},}`, 'g');
-const HEX_RUN = new RegExp(`(?:[0-9A-Fa-f]{2}){${KEY_BODY_LENGTH},}`, 'g');
+const HEX_RUN = new RegExp(`[0-9A-Fa-f]{${MIN_HEX},}`, 'g');
 const PERCENT = /%[0-9A-Fa-f]{2}/;
 const ESCAPE = /\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4})/;
 
@@ -31,10 +31,12 @@ function unwrapped(text: string): string[] {
   const out: string[] = [];
   if (PERCENT.test(text)) out.push(percentDecoded(text));
   if (ESCAPE.test(text)) out.push(escapesDecoded(text));
-  for (const [run] of text.matchAll(HEX_RUN)) out.push(Buffer.from(run, 'hex').toString('latin1'));
+  // A run may begin with characters that are not part of the encoding (`f` + hex, `tok` + base64):
+  // every alignment is tried, so the credential's own characters are decoded in one of them.
+  for (const [run] of text.matchAll(HEX_RUN)) {
+    for (let skip = 0; skip < 2; skip++) out.push(Buffer.from(run.slice(skip), 'hex').toString('latin1'));
+  }
   for (const [run] of text.matchAll(BASE64_RUN)) {
-    // The run may begin with letters that are not part of the encoding (`tok` + base64): every
-    // alignment is tried, so the credential's own characters are decoded in one of them.
     for (let skip = 0; skip < 4 && run.length - skip >= MIN_BASE64; skip++) out.push(Buffer.from(run.slice(skip), 'base64').toString('latin1'));
   }
   return out;

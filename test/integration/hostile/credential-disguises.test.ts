@@ -20,6 +20,7 @@ const disguises: [string, (secret: string) => string][] = [
   ['Bearer percent-encoded twice', (t) => `Bearer ${underscore(t, '%255F')}`],
   ['Bearer as hex', (t) => `Bearer ${hex(t)}`],
   ['Bearer as upper-case hex', (t) => `Bearer ${hex(t).toUpperCase()}`],
+  ['Bearer as hex behind one more hex digit', (t) => `Bearer f${hex(t)}`],
   ['Basic holding base64 of "u:" and the secret, base64 again', (t) => `Basic ${b64(b64(`u:${t}`))}`],
   ['Bearer as base64 of hex', (t) => `Bearer ${b64(hex(t))}`],
   ['Bearer as hex of base64', (t) => `Bearer ${hex(b64(t))}`],
