@@ -16,7 +16,7 @@ const permissions = z.record(z.string().max(64), z.array(z.string().max(64)).max
 // Every instant keygate answers is RFC 3339 with a four-digit year, so one it accepts must fit:
 // "9999-12-31T23:59:59-23:59" is year 10000 in UTC, and "0000-01-01T00:00:00+00:01" year -1.
 const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-export const instant = z.iso.datetime({ offset: true })
+const instant = z.iso.datetime({ offset: true })
   .refine((t) => new Date(t).getTime() <= LAST_INSTANT, 'must be at most 9999-12-31T23:59:59Z')
   .refine((t) => new Date(t).getUTCFullYear() >= 0, 'must be at least 0000-01-01T00:00:00Z');
 // Expiry at creation: seconds from now, or an instant; "not both" and the bounds that
