@@ -11,8 +11,11 @@ import type { Caller } from '../state.ts';
 
 // An OAuth access token is a credential on the MCP endpoint only. Anywhere else this
 // resolver answers "not mine" and the token is nothing: the request is decided by whatever else it
-// carries. It acts as the grant's owner with the `mcp` permission alone, as subject `key`, so every
-// policy line about keys applies to it too.
+// carries. It acts as the grant's owner with the `mcp` permission alone; the policy decides it as
+// subject `key`, so every policy line about keys applies to it too.
+
+/** One object for every grant: the policy works out a permissions object's atoms once. */
+const MCP_ONLY: Readonly<Record<string, string[]>> = Object.freeze({ mcp: ['access'] });
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -51,10 +54,9 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, unk
     if (result.status !== 'valid') throw invalidToken();
     const { grant, owner } = result;
     return {
-      kind: 'key',
+      kind: 'grant',
       user: owner,
-      key: { id: grant.id, userId: owner.id, name: grant.clientName, start: '', scopes: ['mcp'], permissions: { mcp: ['access'] }, requestQuota: grant.requestQuota, rateLimits: grant.rateLimits, expiresAt: null },
-      grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName },
+      grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName, permissions: MCP_ONLY, requestQuota: grant.requestQuota, rateLimits: grant.rateLimits },
     } satisfies Caller;
   }
 }
