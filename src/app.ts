@@ -45,6 +45,7 @@ import { mcpRefusal, isMcpRefusal } from './mcp/refusal.ts';
 import { guardMcpHost } from './mcp/dns-rebinding.ts';
 import type { OAuthHolder } from './oauth/holder.ts';
 import type { GrantService } from './services/oauth-grants.ts';
+import type { UnknownTokenScreen } from './services/keys/unknown-tokens.ts';
 import { dropOwnBearer, oauthTokenResolver } from './http/caller/oauth.ts';
 import { oauthGrantRoutes } from './http/routes/oauth-grants.ts';
 import { localRoutes, routerIndex } from './http/local-routes.ts';
@@ -76,7 +77,7 @@ export interface AppDeps {
   /** How long a body may send nothing, forwarded or not (10 s); tests shorten it. */
   bodyIdleMs?: number;
   /** OAuth for MCP clients; the holder stays empty while there is no issuer. */
-  oauth?: { holder: OAuthHolder; grants: GrantService };
+  oauth?: { holder: OAuthHolder; grants: GrantService; unknownTokens: UnknownTokenScreen };
   /** Each caller's share of upstream.maxConcurrentPerCaller, held by REST and MCP forwards alike. */
   slots?: CallerSlots;
   /** Routers served by the gateway itself beyond the API: the MCP endpoint, the pages. */
@@ -193,7 +194,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
 
   const { oauth } = deps;
   const { features, variant } = config.surface;
-  const resolvers = [...(oauth ? [oauthTokenResolver(oauth.holder, oauth.grants, config)] : []), ...(features.apiKeys ? [apiKeyResolver(deps.verifier, mcpPath)] : []), sessionResolver(deps.accounts)];
+  const resolvers = [...(oauth ? [oauthTokenResolver(oauth.holder, oauth.grants, oauth.unknownTokens, config)] : []), ...(features.apiKeys ? [apiKeyResolver(deps.verifier, mcpPath)] : []), sessionResolver(deps.accounts)];
   const local = [
     healthRoutes({ probes: deps.probes, registry: deps.registry, readiness: deps.readiness }),
     authRoutes({ accounts: deps.accounts, signUp: config.auth.signUp, secureCookies: config.publicUrl?.startsWith('https:') ?? false }).prefix(prefix),

@@ -43,7 +43,8 @@ import { createOAuthHolder } from './oauth/holder.ts';
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;
 /** The PostgreSQL counter store's own pool (only without Redis). */
 const COUNTER_POOL_SIZE = 5;
-import { createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
+import { ACCESS_TOKEN_SECONDS, createOAuthRuntime, oauthIssuer } from './oauth/provider.ts';
+import { createUnknownTokenScreen } from './services/keys/unknown-tokens.ts';
 import { type CloseHooks, createCloseHooks, createRequestTracker, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 import { acceptedMcpHosts, isLoopbackHost } from './mcp/dns-rebinding.ts';
 
@@ -239,7 +240,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ oauth, grants, pages: consentPages }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
     pageErrors: pageErrors(config),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
-    oauth: config.surface.features.oauth ? { holder: oauth, grants } : undefined,
+    oauth: config.surface.features.oauth ? { holder: oauth, grants, unknownTokens: createUnknownTokenScreen({ pool, clock, lifetimeMs: ACCESS_TOKEN_SECONDS * 1000 }) } : undefined,
     probes: [
       // A load balancer must stop sending here from the moment a stop begins, stores up or not.
       { name: 'accepting', check: async () => { if (tracker.stopping) throw new Error('stopping'); } },

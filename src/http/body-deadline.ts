@@ -11,6 +11,8 @@ import type { GatewayContext } from './state.ts';
 // keep coming, standing down once the body is whole. Forwards have a watch of their own that also
 // knows when the upstream, not the client, is the one not reading (src/http/proxy/body-stream.ts).
 
+/** How many times within the idle time the socket's byte count is looked at. */
+const TICKS = 10;
 const watching = new WeakMap<IncomingMessage, NodeJS.Timeout>();
 const timedOut = new WeakSet<IncomingMessage>();
 
@@ -58,20 +60,27 @@ export function bodyDeadline(idleMs: number) {
     const { req } = ctx;
     if (declaresBody(req) && !req.complete && req.socket) {
       const socket = req.socket;
+      // Idleness counts from the last byte, not from the request's start: a body whose first chunk
+      // came a moment after its headers and then stalled would otherwise be given up to twice the
+      // idle time. Node tells no moment of arrival, so the socket's count is looked at every tenth
+      // of the idle time, and the quiet is cut within a tenth past it.
+      const tick = Math.max(1, Math.ceil(idleMs / TICKS));
       let seen = socket.bytesRead;
+      let lastByteAt = performance.now();
       const check = () => {
         if (!watching.has(req) || req.complete || socket.destroyed) return void watching.delete(req);
+        const now = performance.now();
         // A full buffer means nobody here is reading yet: the quiet is ours, not the client's.
-        const ours = req.readableLength >= req.readableHighWaterMark;
-        if (socket.bytesRead !== seen || ours) {
+        if (socket.bytesRead !== seen || req.readableLength >= req.readableHighWaterMark) {
           seen = socket.bytesRead;
-          watching.set(req, setTimeout(check, idleMs));
-          return;
+          lastByteAt = now;
         }
+        const left = lastByteAt + idleMs - now;
+        if (left > 0) return void watching.set(req, setTimeout(check, Math.min(tick, left)));
         watching.delete(req);
         giveUp(ctx, idleMs);
       };
-      watching.set(req, setTimeout(check, idleMs));
+      watching.set(req, setTimeout(check, tick));
     }
   };
 }

@@ -6,7 +6,9 @@ import type { UsageCounted } from '../services/usage.ts';
 import type { Caller, GatewayContext } from './state.ts';
 import { RATE_WINDOWS } from '../config.ts';
 
-type KeyCaller = Extract<Caller, { kind: 'key' }>;
+/** The callers whose requests are counted: keys, and OAuth grants like keys. */
+type KeyCaller = Extract<Caller, { kind: 'key' | 'grant' }>;
+const meteredOf = (caller: KeyCaller) => (caller.kind === 'key' ? caller.key : caller.grant);
 
 // Each window is one member of the structured-field list, named by a string: the day first, then
 // the short windows shortest first. The older single-value fields stay the day's.
@@ -37,17 +39,19 @@ export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, 
   };
   function spend(ctx: GatewayContext, key: KeyCaller): Promise<void> | undefined {
     const now = clock();
-    const outcome = quota.spend(key.key.id, key.key.requestQuota, now, key.key.rateLimits);
+    const metered = meteredOf(key);
+    const outcome = quota.spend(metered.id, metered.requestQuota, now, metered.rateLimits);
     if (outcome instanceof Promise) return outcome.then((o) => answer(ctx, key, now, o));
     answer(ctx, key, now, outcome);
     return undefined;
   }
   function answer(ctx: GatewayContext, key: KeyCaller, now: Date, outcome: QuotaOutcome): void {
     // Usage history records what the quota counted: a request the counter store never answered is
-    // not in it. An OAuth token's "key" is its grant, whose usage is kept apart.
-    onCounted?.(key.grant ? { subject: 'grant', id: key.grant.id } : { subject: 'key', id: key.key.id }, now, !outcome.allowed);
+    // not in it. A grant's usage is kept apart from keys'.
+    const metered = meteredOf(key);
+    onCounted?.({ subject: key.kind, id: metered.id }, now, !outcome.allowed);
     // Set before refusing, so the 429 carries them too: the problem writer keeps headers already set.
-    const fixed = fixedFields(outcome, key.key.rateLimits);
+    const fixed = fixedFields(outcome, metered.rateLimits);
     const { res } = ctx;
     res.setHeader('RateLimit-Policy', fixed.policy);
     res.setHeader('RateLimit', stateField(outcome));
@@ -65,6 +69,6 @@ export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, 
   /** Nothing to wait for unless the caller is a key whose quota the counter store must count. */
   return function spendKeyQuotaStep(ctx: GatewayContext): Promise<void> | undefined {
     const caller = ctx.state.caller;
-    return caller.kind === 'key' ? spend(ctx, caller) : undefined;
+    return caller.kind === 'key' || caller.kind === 'grant' ? spend(ctx, caller) : undefined;
   };
 }

@@ -40,7 +40,7 @@ export function mcpRefusal(ctx: Context, err: AppError, publicUrl: string | null
   // A signed-in browser session is refused too; telling it about key permissions would mislead.
   const text = err.code === 'FORBIDDEN' && caller?.kind === 'session'
     ? 'The MCP server takes an API key with MCP access, not a session; create one in Settings → Developers.'
-    : caller?.kind === 'key' && caller.grant ? forGrant[err.code] ?? err.detail
+    : caller?.kind === 'grant' ? forGrant[err.code] ?? err.detail
     // An invalid credential's detail already says which kind it was (key or access token).
     : err.code === 'INVALID_API_KEY' ? err.detail : description[err.code] ?? err.detail;
   ctx.status = 401;

@@ -2,12 +2,10 @@ import {
   McpServer, createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo,
 } from '@modelcontextprotocol/server';
 import type { KeyService } from '../services/keys/service.ts';
-import type { UserRecord } from '../services/accounts.ts';
-import type { VerifiedKey } from '../services/keys/types.ts';
 import { mcpToolRefusal } from '../policy/refusal.ts';
 import { refusalError, type AppError } from '../errors.ts';
 import { statusOfError } from '../http/problem.ts';
-import type { OAuthGrantRef } from '../http/state.ts';
+import type { Caller } from '../http/state.ts';
 import { forwardTool, textResult, toolError, type ForwardContext, type ForwardedTool } from './forward.ts';
 
 // The only module that knows the SDK's server. One McpServer per HTTP request, for either revision:
@@ -21,7 +19,7 @@ export { BUILT_IN_TOOLS } from './tool-names.ts';
 export const SERVED_REVISIONS = ['2025-11-25', '2026-07-28'] as const;
 
 export interface ServerContext extends ForwardContext {
-  caller: { kind: 'key'; user: UserRecord; key: VerifiedKey; grant?: OAuthGrantRef };
+  caller: Extract<Caller, { kind: 'key' | 'grant' }>;
   keys: KeyService;
   tools: readonly ForwardedTool[];
   version: string;
@@ -48,22 +46,22 @@ export function buildMcpServer(sx: ServerContext): McpServer {
       cacheHints: { 'tools/list': { ttlMs: 60_000, cacheScope: 'private' }, 'server/discover': { ttlMs: 300_000, cacheScope: 'private' } },
     },
   );
-  const { user, key } = sx.caller;
+  const { caller } = sx;
+  const { user } = caller;
 
   server.registerTool('whoami', {
     title: 'Who am I',
     description: 'The account this API key acts as, and the key itself (id, name, start, scopes, daily request quota).',
     annotations: { readOnlyHint: true, openWorldHint: false },
   }, () => {
-    const grant = sx.caller.grant;
-    const me = grant
+    const me = caller.kind === 'grant'
       ? {
           user: { id: user.id, name: user.name, email: user.email },
-          grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName, scopes: key.scopes, requestQuota: { limit: key.requestQuota, window: 'day' } },
+          grant: { id: caller.grant.id, clientId: caller.grant.clientId, clientName: caller.grant.clientName, scopes: Object.keys(caller.grant.permissions), requestQuota: { limit: caller.grant.requestQuota, window: 'day' } },
         }
       : {
           user: { id: user.id, name: user.name, email: user.email },
-          key: { id: key.id, name: key.name, start: key.start, scopes: key.scopes, requestQuota: { limit: key.requestQuota, window: 'day' }, expiresAt: key.expiresAt?.toISOString() ?? null },
+          key: { id: caller.key.id, name: caller.key.name, start: caller.key.start, scopes: caller.key.scopes, requestQuota: { limit: caller.key.requestQuota, window: 'day' }, expiresAt: caller.key.expiresAt?.toISOString() ?? null },
         };
     return textResult(json(me), me);
   });
@@ -144,7 +142,8 @@ async function legacy({ request, parsedBody, sx, sessionIds }: McpExchange): Pro
 /** Answers one MCP message of either revision. */
 export async function serveMcp(exchange: McpExchange): Promise<Response> {
   if (await isLegacyRequest(exchange.request, exchange.parsedBody)) return legacy(exchange);
-  const authInfo: AuthInfo = { token: '', clientId: exchange.sx.caller.key.id, scopes: ['mcp'] };
+  const { caller } = exchange.sx;
+  const authInfo: AuthInfo = { token: '', clientId: caller.kind === 'grant' ? caller.grant.id : caller.key.id, scopes: ['mcp'] };
   contexts.set(authInfo, exchange.sx);
   return modern.fetch(exchange.request, { authInfo, parsedBody: exchange.parsedBody });
 }

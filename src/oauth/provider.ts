@@ -30,6 +30,8 @@ export const consentPath = (uid: string) => `/oauth/consent/${uid}`;
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
+/** An access token's life in seconds; the screen of made-up tokens reads new ones by it. */
+export const ACCESS_TOKEN_SECONDS = HOUR;
 
 export interface OAuthRuntime {
   provider: Provider;
@@ -74,7 +76,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     pkce: { required: () => true },
     cookies: { keys: [secrets.cookie_key] },
     jwks: { keys: [secrets.jwk as unknown as NonNullable<Configuration['jwks']>['keys'][number]] },
-    ttl: { AccessToken: HOUR, AuthorizationCode: 60, RefreshToken: 30 * DAY, Grant: 30 * DAY, Interaction: 10 * 60, Session: HOUR },
+    ttl: { AccessToken: ACCESS_TOKEN_SECONDS, AuthorizationCode: 60, RefreshToken: 30 * DAY, Grant: 30 * DAY, Interaction: 10 * 60, Session: HOUR },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     findAccount: async (_ctx, sub) => ((await grants.accountUsable(sub)) ? { accountId: sub, claims: async () => ({ sub }) } : undefined),
@@ -131,7 +133,7 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx, indicator) => {
           if (indicator !== resource) throw new errors.InvalidTarget(`the only resource here is ${resource}`);
-          return { scope: 'mcp', audience: resource, accessTokenTTL: HOUR, accessTokenFormat: 'opaque' };
+          return { scope: 'mcp', audience: resource, accessTokenTTL: ACCESS_TOKEN_SECONDS, accessTokenFormat: 'opaque' };
         },
       },
     },

@@ -10,7 +10,8 @@ type Role = 'user' | 'admin';
 export type PolicyCaller =
   | { kind: 'anonymous' }
   | { kind: 'session'; user: { role: Role } }
-  | { kind: 'key'; user: { role: Role }; key: { permissions: Permissions }; /** Set for an OAuth access token. */ grant?: { id: string } | null };
+  | { kind: 'key'; user: { role: Role }; key: { permissions: Permissions } }
+  | { kind: 'grant'; user: { role: Role }; grant: { permissions: Permissions } };
 
 export interface Refusal {
   code: 'UNAUTHENTICATED' | 'FORBIDDEN';
@@ -35,7 +36,11 @@ export function subjectOf(caller: PolicyCaller, channel: 'http' | 'mcp' = 'http'
     case 'session':
       return { kind: 'session', permissions: [], role: caller.user.role, channel };
     case 'key':
-      return { kind: 'key', permissions: atomsOf(caller.key.permissions), role: caller.user.role, channel, ...(caller.grant ? { oauth: true } : {}) };
+      return { kind: 'key', permissions: atomsOf(caller.key.permissions), role: caller.user.role, channel };
+    // An OAuth grant is decided as a key holding what it grants, with `via:oauth` so a line can
+    // tell the two apart: every rule about keys applies to it.
+    case 'grant':
+      return { kind: 'key', permissions: atomsOf(caller.grant.permissions), role: caller.user.role, channel, oauth: true };
   }
 }
 
@@ -80,7 +85,7 @@ export function refusalOf(engine: PolicyEngine, caller: PolicyCaller, method: st
   }
   if (d.allowed) return null;
   if (caller.kind === 'anonymous') return { code: 'UNAUTHENTICATED', detail: 'Sign in or send an API key in the x-api-key header.' };
-  if (caller.kind === 'key') {
+  if (caller.kind === 'key' || caller.kind === 'grant') {
     if (d.requiredPermission) {
       const names = d.requiredPermission.split(',');
       const what = names.length > 1 ? `permissions "${names.join('" and "')}"` : `"${d.requiredPermission}" permission`;

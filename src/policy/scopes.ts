@@ -160,7 +160,8 @@ export function permissionNames(catalog: ScopeCatalog | null, permissions: Permi
  * scope name means its `access` action, or its only action when it has one.
  */
 export function permissionsFromNames(catalog: ScopeCatalog | null, names: readonly string[]): { permissions: Permissions; unknown: string[] } {
-  const permissions: Permissions = {};
+  // Without a prototype: a scope named `constructor` would otherwise find Object's own member.
+  const permissions: Permissions = Object.create(null);
   const unknown: string[] = [];
   for (const name of names) {
     const [scope = '', explicit, ...rest] = name.split(':');
@@ -227,7 +228,7 @@ export function resolveGrant(catalog: ScopeCatalog, features: FeatureSwitches, i
     entry.actions = [...entry.actions, 'access'];
     wanted.set(shorthand, entry);
   }
-  const permissions: Permissions = {};
+  const permissions: Permissions = Object.create(null);
   let featureOff: Scope | null = null;
   for (const [name, { path, actions }] of wanted) {
     const scope = catalog.get(name);

@@ -38,6 +38,8 @@ function parseRoute(text: string, actions: readonly string[]): Route {
   const listed = methods.split(/[,|]/);
   const methodPattern = METHOD_WORDS[methods] ?? (listed.every((m) => /^[A-Z]+$/.test(m)) ? `^(${listed.join('|')})$`.replace(/^\^\(([A-Z]+)\)\$$/, '^$1$') : null);
   if (!methodPattern) throw new CliError(`--route "${text}": methods are *, reads, writes, or upper-case methods such as GET,HEAD`);
+  // Policy values are separated by commas and cannot be quoted: a comma would start a new field.
+  if (/[,"]/.test(path)) throw new CliError(`--route "${text}": a path must not contain a comma or a double quote (policy values cannot hold them); nothing written`);
   try {
     compileMethodPattern(methodPattern);
     compilePathPattern(path);
@@ -57,6 +59,19 @@ function exampleMethod(route: Route): string {
   return PROBE_METHODS.find((m) => compileMethodPattern(route.methodPattern).test(m) && (route.methods !== '*' || m === 'GET')) ?? 'GET';
 }
 
+// What would end a line of the policy file, the scopes file or a suite early, and so let the rest
+// of a value become lines of its own: every C0 and C1 control (newline, carriage return, NUL,
+// escape), DEL, and Unicode's line and paragraph separators.
+const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const codePoint = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** A value typed on the command line that is written into a file as one line, or a refusal naming it. */
+function oneLine(flag: string, value: string): string {
+  const bad = LINE_BREAKING.exec(value);
+  if (bad) throw new CliError(`--${flag}: must not contain control characters or line breaks (found ${codePoint(bad[0])}); nothing written`);
+  return value;
+}
+
 const flow = (v: string) => (/^[\w./:-]+$/.test(v) ? v : JSON.stringify(v));
 
 export async function scopeCommand(args: string[], io: CliIo): Promise<number> {
@@ -73,7 +88,19 @@ export async function scopeCommand(args: string[], io: CliIo): Promise<number> {
   const actions = values.actions ? values.actions.split(',').map((a) => a.trim()) : ['access'];
   for (const a of actions) if (!NAME.test(a)) throw new CliError(`action "${a}": lower-case letters, digits and dashes, starting with a letter`);
   if (!values.route?.length) throw new CliError(`at least one --route is needed\n${USAGE}`);
+  for (const r of values.route) oneLine('route', r);
   const routes = values.route.map((r) => parseRoute(r, actions));
+  const seen = new Map<string, Route>();
+  for (const route of routes) {
+    // Methods compared by what they match, so GET,HEAD and HEAD,GET are one route.
+    const methods = PROBE_METHODS.filter((m) => compileMethodPattern(route.methodPattern).test(m)).join(',');
+    const same = `${route.action} ${methods} ${route.path}`;
+    const first = seen.get(same);
+    if (first) throw new CliError(`--route "${route.text}" repeats --route "${first.text}" (same action, methods and path); nothing written`);
+    seen.set(same, route);
+  }
+  const description = values.description === undefined ? undefined : oneLine('description', values.description);
+  const givenLabel = values.label === undefined ? undefined : oneLine('label', values.label);
 
   const policyPath = io.policy?.file ?? join(policiesDir(io.cwd), 'variant-a.csv');
   const scopesPath = io.policy?.scopes ?? defaultScopesFor(policyPath);
@@ -110,11 +137,11 @@ export async function scopeCommand(args: string[], io: CliIo): Promise<number> {
     const condition = single ? `!perm:${name}` : `!perm:${name}:${route.action}`;
     return { route, id, text: `p, key, ${condition}, ${route.methodPattern}, ${route.path}, deny, ${id}` };
   });
-  const label = values.label ?? name.charAt(0).toUpperCase() + name.slice(1);
+  const label = givenLabel ?? name.charAt(0).toUpperCase() + name.slice(1);
 
   const scopesText = await readFile(scopesPath, 'utf8');
   const doc = parseDocument(scopesText);
-  const fields: Record<string, string> = { label, ...(values.description ? { description: values.description } : {}) };
+  const fields: Record<string, string> = { label, ...(description ? { description } : {}) };
   const entry = new YAMLMap<string, unknown>();
   for (const [k, v] of Object.entries(fields)) entry.set(k, v);
   if (!(single && actions[0] === 'access')) {
@@ -134,7 +161,7 @@ export async function scopeCommand(args: string[], io: CliIo): Promise<number> {
   }
 
   const policyText = await readFile(policyPath, 'utf8');
-  const header = `\n# Scope ${name}${values.description ? `: ${values.description}` : ''} (keygate policy scope add)\n`;
+  const header = `\n# Scope ${name}${description ? `: ${description}` : ''} (keygate policy scope add)\n`;
   const newPolicy = `${policyText.replace(/\n*$/, '\n')}${header}${lines.map((l) => l.text).join('\n')}\n`;
 
   const spelled = (a: string) => (single ? name : `${name}:${a}`);

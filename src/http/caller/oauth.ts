@@ -1,16 +1,21 @@
 import { keysOn, type Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
-import { hasValidChecksum, KEY_BODY_LENGTH } from '../../services/keys/format.ts';
+import { hasValidChecksum } from '../../services/keys/format.ts';
 import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
+import type { UnknownTokenScreen } from '../../services/keys/unknown-tokens.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
-import { holdsToken, isTokenShaped } from '../../oauth/token-format.ts';
+import { isTokenShaped } from '../../oauth/token-format.ts';
+import { ownCredentialFinder } from './disguises.ts';
 import type { Resolver } from './resolve.ts';
 import type { Caller } from '../state.ts';
 
 // An OAuth access token is a credential on the MCP endpoint only. Anywhere else this
 // resolver answers "not mine" and the token is nothing: the request is decided by whatever else it
-// carries. It acts as the grant's owner with the `mcp` permission alone, as subject `key`, so every
-// policy line about keys applies to it too.
+// carries. It acts as the grant's owner with the `mcp` permission alone; the policy decides it as
+// subject `key`, so every policy line about keys applies to it too.
+
+/** One object for every grant: the policy works out a permissions object's atoms once. */
+const MCP_ONLY: Readonly<Record<string, string[]>> = Object.freeze({ mcp: ['access'] });
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -20,7 +25,7 @@ export const looksLikeKey = (value: string, prefix: string): boolean => value.st
 // One answer for every reason, as for keys: telling them apart would confirm a token existed.
 const invalidToken = () => new AppError('INVALID_API_KEY', 'The access token is not valid: unknown, expired or revoked, or its owner cannot sign in.');
 
-export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, config: Pick<Config, 'surface' | 'apiKeys'>): Resolver {
+export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, unknownTokens: UnknownTokenScreen, config: Pick<Config, 'surface' | 'apiKeys'>): Resolver {
   const mcpPath = config.surface.paths.mcp;
   const keyPrefix = keysOn(config)?.prefix ?? null;
   // Not mine is answered at once (every request that is not a token on the MCP endpoint).
@@ -38,7 +43,10 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
   async function resolveToken(value: string) {
     const live = await oauth.runtime();
     if (!live) return null;
+    // A made-up token with a checksum that holds costs no lookup, as a made-up key costs none.
+    if (!(await unknownTokens.mayBeStored(value))) throw invalidToken();
     const found = await live.provider.AccessToken.find(value);
+    unknownTokens.looked(value, found !== undefined);
     const token: IssuedToken | null = found?.grantId && found.accountId
       ? { grantId: found.grantId, accountId: found.accountId, scopes: (found.scope ?? '').split(' '), audience: ([] as string[]).concat(found.aud ?? []) }
       : null;
@@ -46,49 +54,28 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, con
     if (result.status !== 'valid') throw invalidToken();
     const { grant, owner } = result;
     return {
-      kind: 'key',
+      kind: 'grant',
       user: owner,
-      key: { id: grant.id, userId: owner.id, name: grant.clientName, start: '', scopes: ['mcp'], permissions: { mcp: ['access'] }, requestQuota: grant.requestQuota, rateLimits: grant.rateLimits, expiresAt: null },
-      grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName },
+      grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName, permissions: MCP_ONLY, requestQuota: grant.requestQuota, rateLimits: grant.rateLimits },
     } satisfies Caller;
   }
-}
-
-/** Whether `text` holds, anywhere, a key with our prefix and a checksum that holds. */
-function holdsKey(text: string, prefix: string): boolean {
-  for (let at = text.indexOf(prefix); at >= 0; at = text.indexOf(prefix, at + 1)) {
-    if (hasValidChecksum(text.slice(at, at + prefix.length + KEY_BODY_LENGTH))) return true;
-  }
-  return false;
-}
-
-/**
- * The Authorization value, and every word of it that reads as base64 decoded: a key or a token
- * hides in Basic credentials, or base64-wrapped after any other scheme, as well as in plain text.
- */
-function authorizationTexts(value: string): string[] {
-  const texts = [value];
-  for (const word of value.split(/[\s,]+/)) {
-    if (word.length >= 16 && /^[A-Za-z0-9+/_-]+=*$/.test(word)) texts.push(Buffer.from(word, 'base64').toString('latin1'));
-  }
-  return texts;
 }
 
 /**
  * Before anything is forwarded: an Authorization that carries a keygate key or a token keygate
  * issued, in any spelling (after `Bearer` or `DPoP` in any case, bare, beside other credentials,
- * inside Basic), never reaches the upstream, on any route and whether or not OAuth is on; any
- * other Authorization passes untouched. Both are recognised by their shape and checksum, so this
- * costs no lookup.
+ * inside Basic, or wrapped: disguises.ts), never reaches the upstream, on any route and whether or
+ * not OAuth is on; any other Authorization passes untouched. Both are recognised by their shape and
+ * checksum, so this costs no lookup.
  */
 export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'surface'>) {
-  const keyPrefix = keysOn(config)?.prefix ?? null;
+  const holdsOwn = ownCredentialFinder(keysOn(config)?.prefix ?? null);
   const mcpPath = config.surface.paths.mcp;
   return function dropOwnBearerScreen(ctx: Parameters<Resolver>[0]): void {
     // On the MCP endpoint the Bearer is the credential the caller chain reads, and the MCP tools
     // build their own upstream headers; everywhere else it must not leave the gateway.
     const value = ctx.path === mcpPath ? '' : ctx.get('authorization');
-    if (value && authorizationTexts(value).some((t) => holdsToken(t) || (keyPrefix !== null && holdsKey(t, keyPrefix)))) {
+    if (value && holdsOwn(value)) {
       delete ctx.req.headers.authorization;
     }
   };

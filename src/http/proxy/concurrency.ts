@@ -15,6 +15,7 @@ export interface CallerSlots {
 // not share a quota); a signed-in user is one caller across sessions.
 function holderOf(caller: Caller): string | null {
   if (caller.kind === 'key') return `key:${caller.key.id}`;
+  if (caller.kind === 'grant') return `grant:${caller.grant.id}`;
   if (caller.kind === 'session') return `user:${caller.user.id}`;
   return null;
 }

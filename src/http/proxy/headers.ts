@@ -68,12 +68,13 @@ export function identityHeaders(caller: Caller, spell: PermissionSpelling): Reco
   if (caller.kind === 'anonymous') return {};
   const h: Record<string, string> = { 'x-keygate-user-id': caller.user.id, 'x-keygate-subject': caller.kind };
   if (caller.kind === 'key') {
-    // An OAuth access token acts as its grant, not as a key.
-    if (caller.grant) {
-      h['x-keygate-subject'] = 'oauth';
-      h['x-keygate-grant-id'] = caller.grant.id;
-    } else h['x-keygate-key-id'] = caller.key.id;
+    h['x-keygate-key-id'] = caller.key.id;
     h['x-keygate-permissions'] = spell(caller.key.permissions).join(',');
+  } else if (caller.kind === 'grant') {
+    // An OAuth access token acts as its grant, not as a key.
+    h['x-keygate-subject'] = 'oauth';
+    h['x-keygate-grant-id'] = caller.grant.id;
+    h['x-keygate-permissions'] = spell(caller.grant.permissions).join(',');
   }
   return h;
 }

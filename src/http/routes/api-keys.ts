@@ -13,11 +13,17 @@ export const name = z.string().trim().min(1, 'must not be empty').max(64, 'at mo
 // Only the shape is checked here; which scopes and actions exist is the policy's scopes file, read
 // by the key service at the time of the create.
 const permissions = z.record(z.string().max(64), z.array(z.string().max(64)).max(32)).refine((p) => Object.keys(p).length <= 64, 'at most 64 scopes');
+// Every instant keygate answers is RFC 3339 with a four-digit year, so one it accepts must fit:
+// "9999-12-31T23:59:59-23:59" is year 10000 in UTC, and "0000-01-01T00:00:00+00:01" year -1.
+const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const instant = z.iso.datetime({ offset: true })
+  .refine((t) => new Date(t).getTime() <= LAST_INSTANT, 'must be at most 9999-12-31T23:59:59Z')
+  .refine((t) => new Date(t).getUTCFullYear() >= 0, 'must be at least 0000-01-01T00:00:00Z');
 // Expiry at creation: seconds from now, or an instant; "not both" and the bounds that
 // depend on the clock and maxLifetimeDays are the service's (services/keys/expiry.ts).
 const expiry = {
   expiresIn: z.number().int().min(3600, 'must be at least 3600 seconds').max(31_536_000, 'must be at most 31536000 seconds (a year)').optional(),
-  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  expiresAt: instant.optional(),
 };
 export const createBodyA = z.object({ name, ai: z.boolean().optional(), mcp: z.boolean().optional(), permissions: permissions.optional(), ...expiry }).strict();
 export const createBodyB = z.object({ name, ...expiry }).strict();
@@ -27,7 +33,7 @@ export const updateBody = z.object({
   keyId: z.uuid(),
   name: name.optional(),
   enabled: z.boolean().optional(),
-  expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
+  expiresAt: instant.nullable().optional(),
 }).strict();
 export const deleteBody = z.object({ keyId: z.uuid() }).strict();
 export const getQuery = z.object({ id: z.uuid() }).strict();

@@ -10,6 +10,8 @@ type Of<K extends Caller['kind']> = Extract<Caller, { kind: K }>;
 export function requireUser(ctx: GatewayContext): Of<'session'> | Of<'key'> {
   const c = ctx.state.caller;
   if (c.kind === 'anonymous') throw new AppError('UNAUTHENTICATED', 'Sign in or send an API key in the x-api-key header.');
+  // The token resolver answers only on the MCP endpoint, which has no handler here.
+  if (c.kind === 'grant') throw new AppError('FORBIDDEN', 'An OAuth access token is a credential on the MCP endpoint only.');
   return c;
 }
 

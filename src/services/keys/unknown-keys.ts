@@ -1,5 +1,5 @@
 import type { Queryable } from '../../store/db.ts';
-import { HASH_PREFIX_BYTES, readAllHashPrefixes, readHashPrefixesSince } from '../../store/key-hashes.ts';
+import { HASH_PREFIX_BYTES, readAllHashPrefixes, readHashPrefixesSince, type HashPrefixes } from '../../store/key-hashes.ts';
 import type { Clock } from '../clock.ts';
 
 // Anyone can make keys with a valid checksum (the CRC is public). Without a guard each one would
@@ -11,9 +11,19 @@ import type { Clock } from '../clock.ts';
 // again. A real key created on another instance is therefore never refused for the flood; at
 // worst it waits one refresh.
 
+/** How the stored hashes are read: all of them, and those stored since a moment. */
+export interface HashPrefixReads {
+  all(db: Queryable): Promise<HashPrefixes>;
+  since(db: Queryable, since: Date): Promise<HashPrefixes>;
+}
+
+const KEY_HASHES: HashPrefixReads = { all: readAllHashPrefixes, since: readHashPrefixesSince };
+
 export interface UnknownKeyGuardOptions {
   pool: Queryable;
   clock: Clock;
+  /** Default: API keys. */
+  reads?: HashPrefixReads;
   missLookupsPerSecond?: number;
   refreshEveryMs?: number;
   /** How far before the previous read a refresh reaches, so a create that committed late is seen. */
@@ -26,6 +36,7 @@ const prefixOf = (digest: Buffer) => digest.readUIntBE(0, HASH_PREFIX_BYTES);
 
 export function createUnknownKeyGuard(opts: UnknownKeyGuardOptions) {
   const { pool, clock } = opts;
+  const reads = opts.reads ?? KEY_HASHES;
   const rate = opts.missLookupsPerSecond ?? 100;
   const refreshEveryMs = opts.refreshEveryMs ?? 100;
   const overlapMs = opts.overlapMs ?? 10_000;
@@ -53,7 +64,7 @@ export function createUnknownKeyGuard(opts: UnknownKeyGuardOptions) {
       queued = null;
       running = p;
       try {
-        const read = await readHashPrefixesSince(pool, since);
+        const read = await reads.since(pool, since);
         take(read.prefixes);
         since = new Date(read.readAt.getTime() - overlapMs);
       } finally {
@@ -67,7 +78,7 @@ export function createUnknownKeyGuard(opts: UnknownKeyGuardOptions) {
   return {
     /** Reads every stored key's hash prefix; until then every key may exist. */
     async load() {
-      const read = await readAllHashPrefixes(pool);
+      const read = await reads.all(pool);
       take(read.prefixes);
       since = new Date(read.readAt.getTime() - overlapMs);
       loaded = true;

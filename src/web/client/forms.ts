@@ -50,7 +50,8 @@ export const checked = (form: HTMLFormElement, name: string): boolean => {
 
 /** The checked `scope:action` boxes as the create body's `permissions` map. */
 export function checkedPermissions(form: HTMLFormElement): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  // Without a prototype, so a scope named `constructor` is a scope like any other.
+  const out: Record<string, string[]> = Object.create(null);
   for (const v of new FormData(form).getAll('permission')) {
     if (typeof v !== 'string') continue;
     const [scope, action] = v.split(':');

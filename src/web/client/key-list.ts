@@ -27,7 +27,7 @@ export function meta(term: string, value: Node | string): HTMLElement {
 /** One badge per held scope: `MCP` for a scope whose only action is access, `reports: read` otherwise. */
 function scopeBadges(key: ApiKeyView, scopes: PageScope[]): HTMLElement[] {
   return scopes.flatMap((s) => {
-    const held = (key.permissions[s.name] ?? []).filter((a) => s.actions.includes(a));
+    const held = (Object.hasOwn(key.permissions, s.name) ? key.permissions[s.name]! : []).filter((a) => s.actions.includes(a));
     if (held.length === 0) return [];
     const words = s.label.replace(/^allow\s+/i, '');
     const accessOnly = s.actions.length === 1 && s.actions[0] === 'access';
