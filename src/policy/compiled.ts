@@ -14,13 +14,19 @@ export interface CompiledLine {
   readonly rule: PolicyRule;
   readonly deny: boolean;
   readonly method: RegExp;
+  /** Bit i set when the method pattern matches the i-th probe method (GET, HEAD, ...). */
+  readonly methods: number;
+  /** A glob's base, split into segments (`**` last when it ends so). */
+  readonly segments: readonly string[];
   /** Null when reaching the line in the index already proves the path matches (a plain glob). */
   readonly pathTest: PathMatcher | null;
   /** Attribute words that must be present, and words that must be absent. */
   readonly need: readonly string[];
   readonly forbid: readonly string[];
-  /** `S:A` atoms a refused key could add to change this line's verdict (see requiredAtoms). */
+  /** `S:A` atoms a refused key could add to change this line's verdict: a refusal's search tries those. */
   readonly asks: readonly string[];
+  /** For a regular-expression path: the text every path it matches starts with. */
+  readonly prefix: string;
 }
 
 /** The caller's attributes as sets, in the words of the model's `r.attrs`. */
@@ -75,63 +81,58 @@ export function literalPrefix(source: string): string {
   return out;
 }
 
-/** One subject kind and one method (or every other method): a segment trie of the lines that apply. */
+/** Whether a line applies to the request's method: a bit per probe method, else its pattern. */
+interface MethodAsk { bit: number; method: string }
+const methodHolds = (l: CompiledLine, m: MethodAsk): boolean => (m.bit !== 0 ? (l.methods & m.bit) !== 0 : l.method.test(m.method));
+const pathHolds = (l: CompiledLine, path: string): boolean => l.pathTest === null || l.pathTest.test(path);
+
+/** One subject kind: a segment trie of the lines that apply to it. */
 class PathIndex {
   private readonly root = node();
   /** Regular expressions that may match a path not starting with `/`. */
   private readonly unrooted: CompiledLine[] = [];
 
   add(line: CompiledLine): void {
-    const pattern = line.rule.path;
-    if (pattern.startsWith('^')) {
-      const prefix = literalPrefix(pattern);
-      if (!prefix.startsWith('/')) {
+    if (line.rule.path.startsWith('^')) {
+      if (!line.prefix.startsWith('/')) {
         this.root.regex.push(line);
         this.unrooted.push(line);
         return;
       }
       // Only the segments the prefix closes with a `/` are whole; the text after the last one is not.
-      const whole = prefix.slice(1).split('/').slice(0, -1);
-      this.at(whole).regex.push(line);
+      let n = this.root;
+      for (const s of line.prefix.slice(1).split('/').slice(0, -1)) n = literalChild(n, s);
+      n.regex.push(line);
       return;
     }
-    const at = pattern.indexOf(EXCEPT);
-    const base = at < 0 ? pattern : pattern.slice(0, at).trim();
-    // `/` alone is the path whose one segment is empty; no other glob has an empty segment.
-    const segs = base === '/' ? [''] : base.slice(1).split('/');
+    const segs = line.segments;
     const last = segs[segs.length - 1] === '**';
     let n = this.root;
     for (const seg of last ? segs.slice(0, -1) : segs) n = seg === '*' || seg.startsWith(':') ? (n.one ??= node()) : literalChild(n, seg);
     (last ? n.rest : n.end).push(line);
   }
 
-  private at(segments: readonly string[]): Node {
-    let n = this.root;
-    for (const s of segments) n = literalChild(n, s);
-    return n;
-  }
-
-  /** Every line whose path pattern holds for the path, in no particular order. */
-  collect(path: string, out: CompiledLine[]): void {
+  /** Every line whose method and path patterns hold for the request, in no particular order. */
+  collect(m: MethodAsk, path: string, out: CompiledLine[]): void {
     if (!path.startsWith('/')) {
-      for (const l of this.unrooted) if (l.pathTest!.test(path)) out.push(l);
+      for (const l of this.unrooted) if (methodHolds(l, m) && l.pathTest!.test(path)) out.push(l);
       return;
     }
-    walk(this.root, path.slice(1).split('/'), 0, path, out);
+    walk(this.root, path.slice(1).split('/'), 0, m, path, out);
   }
 }
 
-function walk(n: Node, parts: readonly string[], i: number, path: string, out: CompiledLine[]): void {
-  for (const l of n.rest) if (l.pathTest === null || l.pathTest.test(path)) out.push(l);
-  for (const l of n.regex) if (l.pathTest!.test(path)) out.push(l);
+function walk(n: Node, parts: readonly string[], i: number, m: MethodAsk, path: string, out: CompiledLine[]): void {
+  for (const l of n.rest) if (methodHolds(l, m) && pathHolds(l, path)) out.push(l);
+  for (const l of n.regex) if (methodHolds(l, m) && l.pathTest!.test(path)) out.push(l);
   if (i === parts.length) {
-    for (const l of n.end) if (l.pathTest === null || l.pathTest.test(path)) out.push(l);
+    for (const l of n.end) if (methodHolds(l, m) && pathHolds(l, path)) out.push(l);
     return;
   }
   const part = parts[i]!;
   const lit = n.literal?.get(part);
-  if (lit) walk(lit, parts, i + 1, path, out);
-  if (n.one && part !== '') walk(n.one, parts, i + 1, path, out);
+  if (lit) walk(lit, parts, i + 1, m, path, out);
+  if (n.one && part !== '') walk(n.one, parts, i + 1, m, path, out);
 }
 
 export interface CompiledPolicy {
@@ -147,17 +148,22 @@ export type ActionsOf = (scope: string) => readonly string[] | null;
  * name counts with the action `access`); it fixes the atoms a refusal's search may try per line.
  */
 export function compilePolicy(rules: readonly PolicyRule[], actionsOf: ActionsOf): CompiledPolicy {
-  const methods = new Map<string, RegExp>();
+  const methods = new Map<string, { re: RegExp; bits: number }>();
   const paths = new Map<string, PathMatcher>();
   const lines = rules.map((rule, index): CompiledLine => {
     let method = methods.get(rule.method);
-    if (!method) methods.set(rule.method, (method = compileMethodPattern(rule.method)));
-    const plainGlob = !rule.path.startsWith('^') && !rule.path.includes(EXCEPT);
+    if (!method) {
+      const re = compileMethodPattern(rule.method);
+      methods.set(rule.method, (method = { re, bits: PROBE_METHODS.reduce((bits, m, i) => (re.test(m) ? bits | (1 << i) : bits), 0) }));
+    }
+    const regex = rule.path.startsWith('^');
+    const at = rule.path.indexOf(EXCEPT);
     let pathTest: PathMatcher | null = null;
-    if (!plainGlob) {
+    if (regex || at >= 0) {
       pathTest = paths.get(rule.path) ?? null;
       if (!pathTest) paths.set(rule.path, (pathTest = compilePathPattern(rule.path)));
     }
+    const base = regex ? '' : at < 0 ? rule.path : rule.path.slice(0, at).trim();
     const terms = parseCondition(rule.condition);
     const deny = rule.effect === 'deny';
     const asks: string[] = [];
@@ -170,39 +176,28 @@ export function compilePolicy(rules: readonly PolicyRule[], actionsOf: ActionsOf
       for (const a of actions) asks.push(`${perm.scope}:${a}`);
     }
     return {
-      index, rule, deny, method, pathTest, asks,
+      index, rule, deny, method: method.re, methods: method.bits, pathTest, asks,
+      prefix: regex ? literalPrefix(rule.path) : '',
+      // `/` alone is the path whose one segment is empty; no other glob has an empty segment.
+      segments: regex ? [] : base === '/' ? [''] : base.slice(1).split('/'),
       need: terms.filter((t) => !t.negated).map((t) => t.attribute),
       forbid: terms.filter((t) => t.negated).map((t) => t.attribute),
     };
   });
 
-  // One index per subject kind and probe method, and one per kind for any other method, whose
-  // lines keep their method test. The probe methods are what real requests use.
-  const slots = [...PROBE_METHODS, ''] as const;
-  const index = new Map<string, PathIndex[]>();
+  const index = new Map<string, PathIndex>();
   for (const kind of SUBJECTS) {
-    const mine = lines.filter((l) => l.rule.subject === '*' || l.rule.subject === kind);
-    index.set(kind, slots.map((m) => {
-      const ix = new PathIndex();
-      for (const l of mine) if (m === '' || l.method.test(m)) ix.add(l);
-      return ix;
-    }));
+    const ix = new PathIndex();
+    for (const l of lines) if (l.rule.subject === '*' || l.rule.subject === kind) ix.add(l);
+    index.set(kind, ix);
   }
-  const slotOf = new Map<string, number>(PROBE_METHODS.map((m, i) => [m, i]));
-  const other = PROBE_METHODS.length;
+  const bitOf = new Map<string, number>(PROBE_METHODS.map((m, i) => [m, 1 << i]));
 
   return {
     candidates(kind, method, path) {
-      const byMethod = index.get(kind);
-      if (!byMethod) return [];
-      const slot = slotOf.get(method);
       const out: CompiledLine[] = [];
-      if (slot !== undefined) {
-        byMethod[slot]!.collect(path, out);
-        return out;
-      }
-      byMethod[other]!.collect(path, out);
-      return out.filter((l) => l.method.test(method));
+      index.get(kind)?.collect({ bit: bitOf.get(method) ?? 0, method }, path, out);
+      return out;
     },
   };
 }

@@ -1,11 +1,10 @@
 // Decides (subject, method, path) against the access matrix. Used by the HTTP middleware, the MCP
 // tool forwarder and the policy CLI alike, so none of them has its own idea of who may do what.
 import { readFile } from 'node:fs/promises';
-import { compilePolicy, conditionHolds, verdict, type Attributes, type CompiledLine } from './compiled.ts';
+import { compiledDecisions } from './decisions.ts';
 import { buildEnforcer, PolicyModelError, type BuiltEnforcer } from './enforcer.ts';
 import { referenceOf } from './reference.ts';
 import { emptyCatalog, type ScopeCatalog } from './scopes.ts';
-import { atomsOfNames, missingPermission, permWords } from './search.ts';
 import { checkRules, describeProblems, parsePolicy, type PolicyProblem, type PolicyRule } from './rules.ts';
 
 export type SubjectKind = 'session' | 'key' | 'anonymous';
@@ -81,76 +80,19 @@ export function decisionKey(subject: PolicySubject, method: string, path: string
   return `${subject.kind}\n${subject.role}\n${subject.channel ?? 'http'}${subject.oauth ? '+oauth' : ''}\n${held}\n${method}\n${path}`;
 }
 
-interface Held { atoms: readonly string[]; set: ReadonlySet<string>; perms: ReadonlySet<string> }
-
-const SAFE_ROLE = /^[A-Za-z0-9_-]+$/;
-const NO_ONE: Held = { atoms: [], set: new Set(), perms: new Set() };
-
 function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], options: EngineOptions): PolicyEngine {
   const byId = new Map(rules.map((r) => [r.id, r]));
   const catalog = options.scopes ?? null;
   const reference = referenceOf(enforcer, rules, catalog);
-  const compiled = compilePolicy(rules, (scope) => (catalog ? catalog.get(scope)?.actions ?? [] : null));
-  // Decisions that depend only on the deciding line (all but a key's refusal that names a
-  // permission) are made once per line and shared. A line either allows or refuses, so the
-  // deciding line and whether a key was refused tell them apart.
-  const fixed = [new Map<CompiledLine | null, Decision>(), new Map<CompiledLine | null, Decision>()] as const;
-  const fixedOf = (line: CompiledLine | null, allowed: boolean, refusedKey: boolean): Decision => {
-    const at = fixed[refusedKey ? 1 : 0];
-    let d = at.get(line);
-    if (!d) at.set(line, (d = Object.freeze({ allowed, ruleId: line?.rule.id ?? null, requiredPermission: null, neverForKeys: refusedKey })));
-    return d;
-  };
-
-  // A key's permissions array lives as long as its cached record: its atoms and attribute words are
-  // worked out once per array, in a map no other caller can evict them from.
-  const heldOf = new WeakMap<readonly string[], Held>();
-  const held = (subject: PolicySubject): Held => {
-    if (subject.kind !== 'key') return NO_ONE;
-    let h = heldOf.get(subject.permissions);
-    if (!h) {
-      const atoms = atomsOfNames(catalog, subject.permissions);
-      heldOf.set(subject.permissions, (h = { atoms, set: new Set(atoms), perms: new Set(permWords(atoms)) }));
-    }
-    return h;
-  };
-  const attributesOf = (subject: PolicySubject, perms: ReadonlySet<string>): Attributes => ({
-    perms,
-    role: subject.role && SAFE_ROLE.test(subject.role) ? `role:${subject.role}` : null,
-    mcp: subject.channel === 'mcp',
-    oauth: subject.oauth === true,
-  });
-
-  const decide = (subject: PolicySubject, method: string, path: string): Decision => {
-    if (!enforcer.standard) return reference.decide(subject, method, path);
-    const h = held(subject);
-    const attrs = attributesOf(subject, h.perms);
-    const lines = compiled.candidates(subject.kind, method, path);
-    const { allowed, line } = verdict(lines, attrs);
-    if (allowed || subject.kind !== 'key') return fixedOf(line, allowed, false);
-    const asks = new Set<string>();
-    for (const l of lines) for (const a of l.asks) if (!h.set.has(a)) asks.add(a);
-    if (asks.size === 0) return fixedOf(line, false, true);
-    const needs = missingPermission(catalog, asks, (extra) => {
-      const perms = new Set(h.perms);
-      for (const w of permWords(extra)) perms.add(w);
-      return verdict(lines, { ...attrs, perms }).allowed;
-    });
-    if (needs === null) return fixedOf(line, false, true);
-    return Object.freeze({ allowed: false, ruleId: line?.rule.id ?? null, requiredPermission: needs, neverForKeys: false });
-  };
-
+  // Another matcher than the shipped one means something the compiled form does not implement.
+  const answers = enforcer.standard ? compiledDecisions(rules, catalog) : reference;
   return {
     rules,
     scopes: catalog ?? emptyCatalog(),
     reference,
     rule: (id) => byId.get(id),
-    decide,
-    matchingRules(subject, method, path) {
-      if (!enforcer.standard) return reference.matchingRules(subject, method, path);
-      const attrs = attributesOf(subject, held(subject).perms);
-      return compiled.candidates(subject.kind, method, path).filter((l) => conditionHolds(l, attrs)).sort((x, y) => x.index - y.index).map((l) => l.rule);
-    },
+    decide: answers.decide,
+    matchingRules: answers.matchingRules,
   };
 }
 
