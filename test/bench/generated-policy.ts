@@ -1,5 +1,5 @@
-// A large policy as an operator's scopes grow it: the shipped Variant A, 64 declared scopes of 16
-// actions (1,024 permissions), and one line per route and action in every pattern form a line can
+// A large policy as an operator's scopes grow it: the shipped Variant A and its two scopes, 62 more of 16
+// actions (994 permissions in all, the most a scopes file may hold), and one line per route and action in every pattern form a line can
 // take (globs with `*`, `:id` and `**`, `except`, anchored regular expressions; every subject kind;
 // conditions on permissions, roles and channels). Deterministic: the bench and the differential
 // test load the same lines.
@@ -7,11 +7,12 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { packageRoot } from '../../src/config.ts';
 
-export const SCOPES = Array.from({ length: 64 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+export const SCOPES = Array.from({ length: 62 }, (_, i) => `s${String(i).padStart(2, '0')}`);
 export const ACTIONS = Array.from({ length: 16 }, (_, i) => `a${String(i).padStart(2, '0')}`);
 
+/** The shipped scopes (ai, mcp) and the 64 generated ones. */
 export const generatedScopesText = (): string =>
-  `scopes:\n${SCOPES.map((s) => `  ${s}: { label: Router ${s}, actions: [${ACTIONS.join(', ')}] }`).join('\n')}\n`;
+  `${readFileSync(resolve(packageRoot, 'policies/scopes.yaml'), 'utf8').trimEnd()}\n${SCOPES.map((s) => `  ${s}: { label: Router ${s}, actions: [${ACTIONS.join(', ')}] }`).join('\n')}\n`;
 
 /** The n-th generated line: route n / 10 of scope and action, form n % 10. */
 export function generatedLine(n: number): string {
@@ -25,10 +26,10 @@ export function generatedLine(n: number): string {
     `key, perm:${s}, ^GET$, ^${base}/[0-9a-f]{8}$`,
     `*, *, ^GET$, ${base}/* except ${base}/private ${base}/admin`,
     `session, !role:admin, ^DELETE$, ${base}/**, deny`,
-    `key, perm:${s}:${a} via:mcp, ^POST$, ${base}/run`,
+    `key, perm:${s}:${a}, ^POST$, ${base}/run`,
     `key, !via:oauth, .*, ${base}/oauth-only/**, deny`,
-    `anonymous, *, ^(GET|HEAD)$, ${base}/public`,
-    `key, perm:${s}:${a} !perm:${s}:a00, ^PUT$, ${base}/*/items/:item`,
+    `anonymous, *, ^(GET|HEAD)$, ${base}/public, deny`,
+    `key, perm:${s}:${a} !role:admin, ^PUT$, ${base}/*/items/:item`,
     `*, *, .*, ^/api/${s}/(${a}|shared)/v[0-9]+/.+$, deny`,
   ];
   const form = forms[n % forms.length]!;

@@ -32,10 +32,11 @@ function namedAtoms(rule: PolicyRule, catalog: ScopeCatalog | null): string[] {
 // declared one; each with either role. Sessions carry a role, anonymous callers nothing.
 function possibleSubjects(kind: SubjectKind, atoms: readonly string[], all: readonly string[]): PolicySubject[] {
   if (kind === 'anonymous') return [{ kind, permissions: [], role: null }];
-  const permSets: string[][] = [[]];
+  const permSets: (readonly string[])[] = [[]];
   if (kind === 'key') {
     for (const p of atoms.slice(0, 8)) for (const s of [...permSets]) permSets.push([...s, p]);
-    if (all.length > 0) permSets.push([...all]);
+    // The one array itself, so its attributes are spelled once for every line (conditionHolds).
+    if (all.length > 0) permSets.push(all);
   }
   return permSets.flatMap((permissions) => (['user', 'admin'] as const).map((role) => ({ kind, permissions, role })));
 }
@@ -48,8 +49,15 @@ function kindsOf(rule: PolicyRule): SubjectKind[] {
   return rule.subject === '*' ? [...SUBJECTS] : [rule.subject as SubjectKind];
 }
 
+// Every declared permission is one subject per role, asked of each of thousands of lines: its
+// attribute string is spelled once per permissions array.
+const spelled = new WeakMap<readonly string[], Map<string | null, string>>();
 function conditionHolds(rule: PolicyRule, s: PolicySubject): boolean {
-  return termsHold(parseCondition(rule.condition), subjectAttributes(s.permissions, s.role));
+  let byRole = spelled.get(s.permissions);
+  if (!byRole) spelled.set(s.permissions, (byRole = new Map()));
+  let attrs = byRole.get(s.role);
+  if (attrs === undefined) byRole.set(s.role, (attrs = subjectAttributes(s.permissions, s.role)));
+  return termsHold(parseCondition(rule.condition), attrs);
 }
 
 // Concrete paths a pattern matches: its own segments filled in for a glob, the known routes and
@@ -59,13 +67,16 @@ function globSamples(glob: string): string[] {
   return filled.endsWith('/**') ? [filled.slice(0, -3) || '/', filled.slice(0, -2) + 'x-1'] : [filled];
 }
 
+let knownPaths: string[] | undefined;
+
 function samplePaths(pattern: string): string[] {
   const globs = pathGlobs(pattern);
   if (globs.length === 1) return globSamples(globs[0]!);
   // A regular expression, or a glob with exceptions: the known routes it covers, and the samples of
   // its globs (an exception's own samples show what lies just beside it).
   const matcher = compilePathPattern(pattern);
-  const known = [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path), ...globs.flatMap(globSamples)];
+  knownPaths ??= [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path)];
+  const known = [...knownPaths, ...globs.flatMap(globSamples)];
   return [...new Set(known)].filter((p) => matcher.test(p));
 }
 
@@ -110,13 +121,22 @@ function deadActions(engine: PolicyEngine, catalog: ScopeCatalog | null): Findin
   if (!catalog) return [];
   const findings: Finding[] = [];
   const all = allAtoms(catalog);
-  const asks = (rule: PolicyRule, scope: string, action: string) => (rule.subject === 'key' || rule.subject === '*') && parseCondition(rule.condition).some((t) => {
-    const perm = permTerm(t.attribute);
-    return perm !== null && perm.scope === scope && (perm.action === action || (perm.action === null && catalog.get(scope)?.actions.length === 1));
-  });
+  // The lines that ask for each `S:A`, found in one pass over the lines (not one per declared action).
+  const askersOf = new Map<string, PolicyRule[]>();
+  for (const rule of engine.rules) {
+    if (rule.subject !== 'key' && rule.subject !== '*') continue;
+    const atoms = new Set<string>();
+    for (const t of parseCondition(rule.condition)) {
+      const perm = permTerm(t.attribute);
+      const only = perm && catalog.get(perm.scope)?.actions;
+      if (perm?.action) atoms.add(`${perm.scope}:${perm.action}`);
+      else if (perm && only?.length === 1) atoms.add(`${perm.scope}:${only[0]}`);
+    }
+    for (const atom of atoms) askersOf.set(atom, [...(askersOf.get(atom) ?? []), rule]);
+  }
   for (const scope of catalog.list) {
     for (const action of scope.actions) {
-      const askers = engine.rules.filter((r) => asks(r, scope.name, action));
+      const askers = askersOf.get(`${scope.name}:${action}`) ?? [];
       if (askers.length === 0) continue;
       const refusers = new Map<string, PolicyRule>();
       let opens = false;
