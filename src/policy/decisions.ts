@@ -56,11 +56,7 @@ export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCa
       const asks = new Set<string>();
       for (const l of lines) for (const a of l.asks) if (!h.set.has(a)) asks.add(a);
       if (asks.size === 0) return fixedOf(line, false, true);
-      const needs = missingPermission(catalog, asks, (extra) => {
-        const perms = new Set(h.perms);
-        for (const w of permWords(extra)) perms.add(w);
-        return verdict(lines, { ...attrs, perms }).allowed;
-      });
+      const needs = missingPermission(catalog, asks, (extra) => verdict(lines, { ...attrs, extra: new Set(permWords(extra)) }).allowed);
       if (needs === null) return fixedOf(line, false, true);
       return Object.freeze({ allowed: false, ruleId: line?.rule.id ?? null, requiredPermission: needs, neverForKeys: false });
     },
