@@ -140,6 +140,7 @@ function walk(n: Node, parts: readonly string[], i: number, m: MethodAsk, path: 
 }
 
 export interface CompiledPolicy {
+  readonly lines: readonly CompiledLine[];
   /** The lines whose subject, method and path hold for the request, whatever their condition. */
   candidates(kind: string, method: string, path: string): CompiledLine[];
 }
@@ -198,6 +199,7 @@ export function compilePolicy(rules: readonly PolicyRule[], actionsOf: ActionsOf
   const bitOf = new Map<string, number>(PROBE_METHODS.map((m, i) => [m, 1 << i]));
 
   return {
+    lines,
     candidates(kind, method, path) {
       const out: CompiledLine[] = [];
       index.get(kind)?.collect({ bit: bitOf.get(method) ?? 0, method }, path, out);

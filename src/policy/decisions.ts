@@ -14,6 +14,9 @@ const NO_ONE: Held = { set: new Set(), perms: new Set() };
 
 export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCatalog | null): Pick<PolicyEngine, 'decide' | 'matchingRules'> {
   const compiled = compilePolicy(rules, (scope) => (catalog ? catalog.get(scope)?.actions ?? [] : null));
+  // The attribute words of every atom a refusal's search may try, spelled once.
+  const wordsOf = new Map<string, readonly string[]>();
+  for (const l of compiled.lines) for (const a of l.asks) if (!wordsOf.has(a)) wordsOf.set(a, permWords([a]));
   // Decisions that depend only on the deciding line (all but a key's refusal that names a
   // permission) are made once per line and shared. A line either allows or refuses, so the
   // deciding line and whether a key was refused tell them apart.
@@ -56,7 +59,11 @@ export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCa
       const asks = new Set<string>();
       for (const l of lines) for (const a of l.asks) if (!h.set.has(a)) asks.add(a);
       if (asks.size === 0) return fixedOf(line, false, true);
-      const needs = missingPermission(catalog, asks, (extra) => verdict(lines, { ...attrs, extra: new Set(permWords(extra)) }).allowed);
+      const needs = missingPermission(catalog, asks, (extra) => {
+        const words = new Set<string>();
+        for (const atom of extra) for (const w of wordsOf.get(atom) ?? permWords([atom])) words.add(w);
+        return verdict(lines, { ...attrs, extra: words }).allowed;
+      });
       if (needs === null) return fixedOf(line, false, true);
       return Object.freeze({ allowed: false, ruleId: line?.rule.id ?? null, requiredPermission: needs, neverForKeys: false });
     },
