@@ -5,7 +5,9 @@
 // policy of ten thousand lines. It answers as the enforcer does for the model's own matcher
 // (deny overrides; the first matching deny in file order, else the last matching allow, decides).
 import { RegExpParser } from '@eslint-community/regexpp';
-import { compileMethodPattern, compilePathPattern, EXCEPT, parseCondition, permTerm, PROBE_METHODS, SUBJECTS, type PathMatcher } from './patterns.ts';
+import {
+  compileMethodPattern, compilePathPattern, EXCEPT, parseCondition, permTerm, PROBE_METHODS, SUBJECTS, type PathMatcher,
+} from './patterns.ts';
 import type { PolicyRule } from './rules.ts';
 
 export interface CompiledLine {
@@ -23,7 +25,7 @@ export interface CompiledLine {
   /** Attribute words that must be present, and words that must be absent. */
   readonly need: readonly string[];
   readonly forbid: readonly string[];
-  /** `S:A` atoms a refused key could add to change this line's verdict: a refusal's search tries those. */
+  /** `S:A` atoms a refused key could add to change this line's verdict: what a refusal's search tries. */
   readonly asks: readonly string[];
   /** For a regular-expression path: the text every path it matches starts with. */
   readonly prefix: string;

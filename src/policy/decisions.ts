@@ -12,7 +12,9 @@ interface Held { set: ReadonlySet<string>; perms: ReadonlySet<string> }
 const SAFE_ROLE = /^[A-Za-z0-9_-]+$/;
 const NO_ONE: Held = { set: new Set(), perms: new Set() };
 
-export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCatalog | null): Pick<PolicyEngine, 'decide' | 'matchingRules'> {
+export type Answers = Pick<PolicyEngine, 'decide' | 'matchingRules'>;
+
+export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCatalog | null): Answers {
   const compiled = compilePolicy(rules, (scope) => (catalog ? catalog.get(scope)?.actions ?? [] : null));
   // The attribute words of every atom a refusal's search may try, spelled once.
   const wordsOf = new Map<string, readonly string[]>();
@@ -24,7 +26,10 @@ export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCa
   const fixedOf = (line: CompiledLine | null, allowed: boolean, refusedKey: boolean): Decision => {
     const at = fixed[refusedKey ? 1 : 0];
     let d = at.get(line);
-    if (!d) at.set(line, (d = Object.freeze({ allowed, ruleId: line?.rule.id ?? null, requiredPermission: null, neverForKeys: refusedKey })));
+    if (!d) {
+      d = Object.freeze({ allowed, ruleId: line?.rule.id ?? null, requiredPermission: null, neverForKeys: refusedKey });
+      at.set(line, d);
+    }
     return d;
   };
 
@@ -69,7 +74,8 @@ export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCa
     },
     matchingRules(subject, method, path) {
       const attrs = attributesOf(subject, held(subject).perms);
-      return compiled.candidates(subject.kind, method, path).filter((l) => conditionHolds(l, attrs)).sort((x, y) => x.index - y.index).map((l) => l.rule);
+      const matched = compiled.candidates(subject.kind, method, path).filter((l) => conditionHolds(l, attrs));
+      return matched.sort((x, y) => x.index - y.index).map((l) => l.rule);
     },
   };
 }

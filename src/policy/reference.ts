@@ -2,7 +2,8 @@
 // files, and what the compiled form (compiled.ts) must answer in every case. Each evaluation walks
 // every line, so the request path does not ask here; the differential tests do.
 import type { BuiltEnforcer, RequestValues } from './enforcer.ts';
-import type { Decision, PolicyEngine, PolicySubject } from './engine.ts';
+import type { Answers } from './decisions.ts';
+import type { Decision, PolicySubject } from './engine.ts';
 import { parseCondition, permTerm, subjectAttributes, type ConditionTerm } from './patterns.ts';
 import type { PolicyRule } from './rules.ts';
 import type { ScopeCatalog } from './scopes.ts';
@@ -13,7 +14,7 @@ function requestOf(subject: PolicySubject, atoms: readonly string[], method: str
   return [subject.kind, attrs.filter(Boolean).join(' '), method, path];
 }
 
-export function referenceOf(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], catalog: ScopeCatalog | null): Pick<PolicyEngine, 'decide' | 'matchingRules'> {
+export function referenceOf(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], catalog: ScopeCatalog | null): Answers {
   const byId = new Map(rules.map((r) => [r.id, r]));
   const terms = new Map<string, ConditionTerm[]>(rules.map((r) => [r.id, parseCondition(r.condition)]));
   const actionsOf = (scope: string): readonly string[] => (catalog ? catalog.get(scope)?.actions ?? [] : ['access']);
@@ -30,7 +31,8 @@ export function referenceOf(enforcer: BuiltEnforcer, rules: readonly PolicyRule[
       for (const t of (rule && terms.get(id)) ?? []) {
         const perm = permTerm(t.attribute);
         if (!perm || (rule!.effect === 'allow') === t.negated) continue;
-        const actions = perm.action ? (actionsOf(perm.scope).includes(perm.action) || !catalog ? [perm.action] : []) : actionsOf(perm.scope);
+        const declared = actionsOf(perm.scope);
+        const actions = perm.action ? (declared.includes(perm.action) || !catalog ? [perm.action] : []) : declared;
         for (const a of actions) if (!held.has(`${perm.scope}:${a}`)) candidates.add(`${perm.scope}:${a}`);
       }
     }

@@ -22,7 +22,11 @@ function* combinations<T>(items: readonly T[], size: number, from = 0): Generato
  * a refusal names it (`reports:write,ai`), or null. Only a permission some matching line's
  * condition names can change the answer, so the candidates are those, not every declared scope.
  */
-export function missingPermission(catalog: ScopeCatalog | null, candidates: ReadonlySet<string>, allowedWith: (extra: readonly string[]) => boolean): string | null {
+export function missingPermission(
+  catalog: ScopeCatalog | null,
+  candidates: ReadonlySet<string>,
+  allowedWith: (extra: readonly string[]) => boolean,
+): string | null {
   const list = [...candidates].sort();
   let tries = 0;
   for (let size = 1; size <= Math.min(MAX_SET, list.length); size++) {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import type { Decision, PolicyEngine, PolicySubject } from '../../src/policy/engine.ts';
+import type { Answers } from '../../src/policy/decisions.ts';
+import type { Decision, PolicySubject } from '../../src/policy/engine.ts';
 import { EXCEPT, PROBE_METHODS } from '../../src/policy/patterns.ts';
 import type { PolicyRule } from '../../src/policy/rules.ts';
 
@@ -72,7 +73,7 @@ export function requests(rules: readonly PolicyRule[], permissions: readonly str
     });
 }
 
-export interface Answers { decide: PolicyEngine['decide']; matchingRules: PolicyEngine['matchingRules'] }
+export type { Answers } from '../../src/policy/decisions.ts';
 
 /** Every field of the decision, and the lines explain lists, from both; null when they agree. */
 export function disagreement(compiled: Answers, reference: Answers, a: Ask, withMatches = true): string | null {
