@@ -23,6 +23,11 @@ export interface BuiltEnforcer {
    * answer, so a refusal's `requiredPermission` is searched among those, not over every scope.
    */
   candidateIds(request: RequestValues): string[];
+  /**
+   * The model's matcher and effect are the shipped ones (whitespace aside), whose meaning the
+   * compiled form implements. Another matcher is answered by this enforcer alone.
+   */
+  readonly standard: boolean;
 }
 
 export class PolicyModelError extends Error {
@@ -32,6 +37,11 @@ export class PolicyModelError extends Error {
 // The engine reads rows by position, so the model may change its matcher but not these shapes.
 const REQUEST_TOKENS = ['r_sub', 'r_attrs', 'r_act', 'r_obj'];
 const POLICY_TOKENS = ['p_sub', 'p_cond', 'p_act', 'p_obj', 'p_eft', 'p_id'];
+
+const STANDARD_MATCHER = '(p.sub=="*"||r.sub==p.sub)&&attrMatch(r.attrs,p.cond)&&regexMatch(r.act,p.act)&&pathMatch(r.obj,p.obj)';
+const STANDARD_EFFECT = 'some(where(p.eft==allow))&&!some(where(p.eft==deny))';
+// casbin rewrites `p.sub` to `p_sub` when it loads the model.
+const squeezed = (s: string | undefined) => (s ?? '').replace(/\s+/g, '').replace(/\b([rp])_(?=[a-z])/g, '$1.');
 
 function checkShape(model: Casbin.Model): string {
   const tokens = (sec: string) => model.model.get(sec)?.get(sec)?.tokens ?? [];
@@ -72,7 +82,9 @@ export async function buildEnforcer(modelText: string, rules: readonly PolicyRul
   });
   if (rules.length > 0) await enforcer.addPolicies(rules.map((r) => ruleToCsvRow(r).slice(1)));
 
+  const effect = model.model.get('e')?.get('e')?.value;
   return {
+    standard: squeezed(matcher) === STANDARD_MATCHER && squeezed(effect) === STANDARD_EFFECT,
     enforceEx: (request) => enforcer.enforceExSync(...request),
     matchingIds(request) {
       trace.length = 0;

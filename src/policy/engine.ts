@@ -1,10 +1,10 @@
 // Decides (subject, method, path) against the access matrix. Used by the HTTP middleware, the MCP
 // tool forwarder and the policy CLI alike, so none of them has its own idea of who may do what.
 import { readFile } from 'node:fs/promises';
-import { LRUCache } from 'lru-cache';
-import { buildEnforcer, PolicyModelError, type BuiltEnforcer, type RequestValues } from './enforcer.ts';
-import { parseCondition, permTerm, subjectAttributes, type ConditionTerm } from './patterns.ts';
-import { emptyCatalog, heldAtoms, permissionsFromNames, spell, type ScopeCatalog } from './scopes.ts';
+import { compiledDecisions } from './decisions.ts';
+import { buildEnforcer, PolicyModelError, type BuiltEnforcer } from './enforcer.ts';
+import { referenceOf } from './reference.ts';
+import { emptyCatalog, type ScopeCatalog } from './scopes.ts';
 import { checkRules, describeProblems, parsePolicy, type PolicyProblem, type PolicyRule } from './rules.ts';
 
 export type SubjectKind = 'session' | 'key' | 'anonymous';
@@ -31,7 +31,7 @@ export interface Decision {
 }
 
 export interface PolicyEngine {
-  /** Memoized; the returned object is frozen and shared between callers. */
+  /** The returned object is frozen and may be shared between callers. */
   decide(subject: PolicySubject, method: string, path: string): Decision;
   /** Every line whose matcher holds for the request, in file order, whatever the outcome. */
   matchingRules(subject: PolicySubject, method: string, path: string): PolicyRule[];
@@ -39,14 +39,17 @@ export interface PolicyEngine {
   readonly rules: readonly PolicyRule[];
   /** The scopes a key may hold, read with the policy and swapped in with it. */
   readonly scopes: ScopeCatalog;
+  /**
+   * The same two questions asked of node-casbin's enforcer over the same lines: what the compiled
+   * form answering `decide` and `matchingRules` is checked against. Slow (it walks every line).
+   */
+  readonly reference: Pick<PolicyEngine, 'decide' | 'matchingRules'>;
 }
 
 /** The engine in force. A reload builds a new engine and swaps it here in one assignment. */
 export interface PolicyHolder { current: PolicyEngine }
 
 export interface EngineOptions {
-  /** Most decisions remembered; paths are caller-controlled, so the memo must stay bounded. */
-  cacheSize?: number;
   /**
    * The declared scopes. With them, a held permission they do not declare opens nothing and names
    * are spelled by the file; without them (a unit test's handful of lines) every name counts.
@@ -56,26 +59,6 @@ export interface EngineOptions {
 
 export class PolicyLoadError extends Error {
   override name = 'PolicyLoadError';
-}
-
-const DEFAULT_CACHE_SIZE = 10_000;
-
-// Bounds the search for what a refused key lacks: sets of at most this many permissions, tried
-// smallest first, from the handful the matching lines name (never every subset of every scope).
-const MAX_SET = 4;
-const MAX_TRIES = 256;
-
-function* combinations<T>(items: readonly T[], size: number, from = 0): Generator<T[]> {
-  if (size === 0) {
-    yield [];
-    return;
-  }
-  for (let i = from; i <= items.length - size; i++) for (const rest of combinations(items, size - 1, i + 1)) yield [items[i]!, ...rest];
-}
-
-function requestOf(subject: PolicySubject, atoms: readonly string[], method: string, path: string): RequestValues {
-  const attrs = [subjectAttributes(atoms, subject.role), subject.channel === 'mcp' ? 'via:mcp' : '', subject.oauth ? 'via:oauth' : ''];
-  return [subject.kind, attrs.filter(Boolean).join(' '), method, path];
 }
 
 // A subject's permissions array is usually one a key's record holds for every request of that key
@@ -88,10 +71,9 @@ function joinedHeld(permissions: readonly string[]): string {
 }
 
 /**
- * What a memoized decision is keyed on: the subject as asked (permissions in any order), before its
- * permissions are read against the scopes, so a hit costs one string join however many scopes are
- * declared. The same for every engine, so a caller deciding one request under two engines (the shadow
- * observer) builds it once.
+ * A request as one string: the subject as asked (permissions in any order), the method and the
+ * path. The observer keys the pair of decisions it counts on it, so a caller deciding one request
+ * under two engines builds it once.
  */
 export function decisionKey(subject: PolicySubject, method: string, path: string): string {
   const held = subject.kind !== 'key' ? '' : subject.permissions.length > 1 ? joinedHeld(subject.permissions) : (subject.permissions[0] ?? '');
@@ -100,76 +82,17 @@ export function decisionKey(subject: PolicySubject, method: string, path: string
 
 function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], options: EngineOptions): PolicyEngine {
   const byId = new Map(rules.map((r) => [r.id, r]));
-  const memo = new LRUCache<string, Decision>({ max: options.cacheSize ?? DEFAULT_CACHE_SIZE });
   const catalog = options.scopes ?? null;
-  const terms = new Map<string, ConditionTerm[]>(rules.map((r) => [r.id, parseCondition(r.condition)]));
-
-  const atomsOf = (names: readonly string[]): string[] => {
-    if (catalog) return heldAtoms(catalog, permissionsFromNames(catalog, names).permissions);
-    return [...new Set(names.map((n) => (n.includes(':') ? n : `${n}:access`)))].sort();
-  };
-  const actionsOf = (scope: string): readonly string[] => (catalog ? catalog.get(scope)?.actions ?? [] : ['access']);
-
-  const evaluate = (request: RequestValues): { allowed: boolean; ruleId: string | null } => {
-    const [allowed, row] = enforcer.enforceEx(request);
-    return { allowed, ruleId: row.length > 0 ? (row[row.length - 1] ?? null) : null };
-  };
-
-  // Asked of the policy itself rather than of a hand-kept table, so a new scoped router needs no
-  // code change for the 403 to name its permission. Only a permission some matching line's
-  // condition names can change the answer: one an allow line asks for, or one a deny line asks
-  // to be missing.
-  const missingPermission = (subject: PolicySubject, atoms: readonly string[], method: string, path: string): string | null => {
-    const held = new Set(atoms);
-    const candidates = new Set<string>();
-    for (const id of enforcer.candidateIds(requestOf(subject, atoms, method, path))) {
-      const rule = byId.get(id);
-      for (const t of (rule && terms.get(id)) ?? []) {
-        const perm = permTerm(t.attribute);
-        if (!perm || (rule!.effect === 'allow') === t.negated) continue;
-        const actions = perm.action ? (actionsOf(perm.scope).includes(perm.action) || !catalog ? [perm.action] : []) : actionsOf(perm.scope);
-        for (const a of actions) if (!held.has(`${perm.scope}:${a}`)) candidates.add(`${perm.scope}:${a}`);
-      }
-    }
-    const list = [...candidates].sort();
-    let tries = 0;
-    for (let size = 1; size <= Math.min(MAX_SET, list.length); size++) {
-      for (const extra of combinations(list, size)) {
-        if (++tries > MAX_TRIES) return null;
-        if (evaluate(requestOf(subject, [...atoms, ...extra], method, path)).allowed) {
-          return extra.map((atom) => spell(catalog, ...(atom.split(':') as [string, string]))).join(',');
-        }
-      }
-    }
-    return null;
-  };
-
+  const reference = referenceOf(enforcer, rules, catalog);
+  // Another matcher than the shipped one means something the compiled form does not implement.
+  const answers = enforcer.standard ? compiledDecisions(rules, catalog) : reference;
   return {
     rules,
     scopes: catalog ?? emptyCatalog(),
+    reference,
     rule: (id) => byId.get(id),
-    decide(subject, method, path) {
-      // The memo lives and dies with this engine, so a reload with other scopes never answers from it.
-      const key = decisionKey(subject, method, path);
-      const hit = memo.get(key);
-      if (hit) return hit;
-      const atoms = subject.kind === 'key' ? atomsOf(subject.permissions) : [];
-      const request = requestOf(subject, atoms, method, path);
-      const { allowed, ruleId } = evaluate(request);
-      const required = !allowed && subject.kind === 'key' ? missingPermission(subject, atoms, method, path) : null;
-      const decision = Object.freeze({
-        allowed,
-        ruleId,
-        requiredPermission: required,
-        neverForKeys: !allowed && subject.kind === 'key' && required === null,
-      });
-      memo.set(key, decision);
-      return decision;
-    },
-    matchingRules(subject, method, path) {
-      const ids = new Set(enforcer.matchingIds(requestOf(subject, subject.kind === 'key' ? atomsOf(subject.permissions) : [], method, path)));
-      return rules.filter((r) => ids.has(r.id));
-    },
+    decide: answers.decide,
+    matchingRules: answers.matchingRules,
   };
 }
 

@@ -67,6 +67,29 @@ export const EXCEPT = ' except ';
  * match a non-canonical path (`//`, `.`, `..`, a trailing slash, a query) is an error, not a no-op.
  */
 export function compilePathPattern(pattern: string): PathMatcher {
+  let known = compiledPaths.get(pattern);
+  if (known === undefined) {
+    try {
+      known = compilePathPatternOnce(pattern);
+    } catch (e) {
+      if (!(e instanceof PatternError)) throw e;
+      known = e;
+    }
+    // Parsing a line, checking it and compiling it each ask for its pattern, and a reload asks for
+    // the same patterns again: the linear-time proof of a regular expression is made once.
+    if (compiledPaths.size >= MAX_REMEMBERED_PATTERNS) compiledPaths.clear();
+    compiledPaths.set(pattern, known);
+  }
+  if (known instanceof PatternError) throw known;
+  return known;
+}
+
+// Patterns come from policy files, not from callers; the bound keeps an endless stream of edited
+// policies from growing the map.
+const MAX_REMEMBERED_PATTERNS = 50_000;
+const compiledPaths = new Map<string, PathMatcher | PatternError>();
+
+function compilePathPatternOnce(pattern: string): PathMatcher {
   if (pattern.startsWith('^')) {
     if (!pattern.endsWith('$')) throw new PatternError('a regular-expression path must end with $ (anchored)');
     let re: RegExp;

@@ -5,6 +5,8 @@ export interface LoadTarget {
   name: string;
   url: string;
   headers?: Record<string, string>;
+  /** Each request's path, drawn afresh (random ids); the URL's own path when absent. */
+  path?: () => string;
 }
 
 export interface LoadResult {
@@ -33,7 +35,10 @@ export function load(target: LoadTarget, opts: LoadOptions): Promise<LoadResult>
     let n = 0;
     const statuses = new Map<number, number>();
     const instance = autocannon(
-      { url: target.url, connections: opts.connections, duration: opts.seconds, headers: target.headers, timeout: 10 },
+      {
+        url: target.url, connections: opts.connections, duration: opts.seconds, headers: target.headers, timeout: 10,
+        ...(target.path ? { requests: [{ setupRequest: (req) => ({ ...req, path: target.path!() }) }] } : {}),
+      },
       (err, result) => {
         if (err) return reject(err);
         if (result.non2xx || result.errors || result.timeouts) {

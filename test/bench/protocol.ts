@@ -13,6 +13,9 @@ export interface ServerOptions {
   upstream?: string;
   /** keygate: counters in PostgreSQL (no REDIS_URL), so a run's many counters go with its database. */
   postgresCounters?: boolean;
+  /** keygate: the policy file and scopes file it starts with (the shipped ones when absent). */
+  policyFile?: string;
+  scopesFile?: string;
   /** keygate: `redis.waitReplicas` (WAIT after each counter write); keygate's default when absent. */
   waitReplicas?: number;
 }

@@ -6,7 +6,7 @@ import type { ShadowBenchResult, UsageTallyResult } from './shadow.ts';
 import type { ServerStats } from './protocol.ts';
 
 export interface TargetFigures {
-  id: 'a' | 'b' | 'c' | 'd' | 'f';
+  id: 'a' | 'b' | 'c' | 'd' | 'f' | 'g' | 'h' | 'i';
   label: string;
   requestsPerSecond: number;
   p50: number;

@@ -4,8 +4,9 @@
 // (DATABASE_URL) and Redis (REDIS_URL): (a) bare Koa, (b) keygate answering a key request itself,
 // (c) keygate forwarding a key request to (a), (d) a plain proxy forwarding to (a). Then a policy
 // decision, and a key lookup among a million stored keys. See test/bench/README.md.
-import { cpus, loadavg, totalmem } from 'node:os';
-import { resolve } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, signUp } from '../support/http.ts';
 import { startServer, type ServerProcess } from './children.ts';
@@ -14,6 +15,8 @@ import { BENCH_DATABASE_URL, BENCH_REDIS_URL, cpuBusy, loadLine, positive } from
 import { hangUps, load, type LoadResult, type LoadTarget } from './load.ts';
 import { benchLookup, type LookupBenchResult } from './lookup.ts';
 import { benchPolicy, benchPolicy64Scopes } from './policy.ts';
+import { benchLoading, benchNewPath, benchNewPathEnforcer, loadingLine, newPathLine } from './policy-scale.ts';
+import { generatedPolicyText, generatedScopesText } from './generated-policy.ts';
 import { benchShadow, benchUsageTally } from './shadow.ts';
 import { compileBenchServer } from './compile.ts';
 import { eachKeyOnce, madeUpKeyFlood, storeKeys, type FloodResult } from './many-keys.ts';
@@ -110,10 +113,13 @@ function survivesHangUps(f: TargetFigures): Verdict {
 
 interface Target extends LoadTarget { id: TargetFigures['id']; label: string; server: ServerProcess }
 
+/** A resource id never asked before, as real traffic names them. */
+const randomId = () => `/api/projects/${Math.random().toString(16).slice(2, 12)}`;
+
 async function main(): Promise<number> {
   const started = Date.now();
   log(`keygate bench: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
-  log(args.only ? `--only ${args.only}: the in-process measurements alone, no servers\n` : `PostgreSQL ${new URL(DATABASE_URL).host}, Redis ${new URL(REDIS_URL).host}; ${ROUNDS} rounds × 5 targets × ${SECONDS} s at ${CONNECTIONS} connections after ${WARMUP} s warm-up each${args.quick ? '; --quick: no million-key lookup' : ''}\n`);
+  log(args.only ? `--only ${args.only}: the in-process measurements alone, no servers\n` : `PostgreSQL ${new URL(DATABASE_URL).host}, Redis ${new URL(REDIS_URL).host}; ${ROUNDS} rounds × 8 targets × ${SECONDS} s at ${CONNECTIONS} connections after ${WARMUP} s warm-up each${args.quick ? '; --quick: no million-key lookup' : ''}\n`);
   await checkServices(DATABASE_URL, REDIS_URL);
   // Anything else running skews every figure of a run on a small machine: say so up front.
   const busy = await cpuBusy();
@@ -127,6 +133,31 @@ async function main(): Promise<number> {
   log('Policy decision, 64 declared scopes of two actions, 128 more lines');
   const policy64 = await benchPolicy64Scopes();
   log(`  ${policyLine(policy64)}\n`);
+  log('Policy at any size: one decision on a path never seen before (no memo: every path is new)');
+  const newPaths = [];
+  for (const lines of [70, 3_000, 10_000]) {
+    newPaths.push(await benchNewPath(lines));
+    log(`  ${newPathLine(newPaths[newPaths.length - 1]!)}`);
+  }
+  const enforcerMicros = await benchNewPathEnforcer(70);
+  log(`  the same key request through node-casbin's enforcer (how every new path was decided before): ${enforcerMicros.toFixed(0)} µs at 70 lines\n`);
+  log('Loading the shipped policy and a generated one of 10,000 lines');
+  const loadShipped = await benchLoading(70);
+  log(`  ${loadingLine(loadShipped)}`);
+  const load10k = await benchLoading(10_000);
+  log(`  ${loadingLine(load10k)}\n`);
+  const np10k = newPaths[2]!;
+  const moreSeconds = (what: keyof typeof load10k) => (load10k[what] - loadShipped[what]) / 1000;
+  const sUnit = (n: number) => `${n.toFixed(2)} s`;
+  const scaleVerdicts: Verdict[] = [
+    below('new-path decision, 10,000 lines (mean of 5 kinds)', np10k.micros, 10, usUnit),
+    below('new-path decision, 10,000 lines, slowest kind', Math.max(...np10k.byKind.map((k) => k.micros)), 10, usUnit),
+    below('start, 10,000 lines, more than shipped', moreSeconds('startMs'), 2, sUnit),
+    below('policy lint, 10,000 lines, more than shipped', moreSeconds('lintMs'), 2, sUnit),
+    below('policy apply (check and build), 10,000 lines, more than shipped', moreSeconds('applyMs'), 2, sUnit),
+    below('reload, 10,000 lines, more than shipped', moreSeconds('reloadMs'), 2, sUnit),
+    below('compiled form, 10,000 lines', load10k.compiledMb, 50, (n) => `${n.toFixed(1)} MB`),
+  ];
   // Handed to the observer and the usage service, never queried: neither flushes here.
   const idlePool = createPool(DATABASE_URL, 1);
   cleanups.push({ what: 'closing the idle pool', fn: () => idlePool.end() });
@@ -141,6 +172,7 @@ async function main(): Promise<number> {
     below('policy decide, 64 scopes, amortized', policy64.amortizedMicros, 5, usUnit),
     below('shadow evaluation, extra per decision, amortized', shadow.shadowMicros - shadow.plainMicros, 1, usUnit),
     below('usage tally, per key request', tally.micros, 1, usUnit),
+    ...scaleVerdicts,
   ];
   if (args.only === 'policy') {
     log(`${verdictTable(policyVerdicts)}\n`);
@@ -159,6 +191,25 @@ async function main(): Promise<number> {
   const gateway = await server('(b) keygate', 'keygate', { databaseUrl: db.url, redisUrl: REDIS_URL });
   const forwarding = await server('(c) keygate → (a)', 'keygate', { databaseUrl: db.url, redisUrl: REDIS_URL, upstream: bare.url });
   const proxy = await server('(d) plain proxy → (a)', 'proxy', { upstream: bare.url });
+  // (h) and (i): the same forwarding gateway over generated policies, each in a database of its own
+  // (the policy lives in the store), with 994 declared permissions.
+  const policyDir = await mkdtemp(join(tmpdir(), 'keygate-bench-policies-'));
+  cleanups.push({ what: `removing ${policyDir}`, fn: () => rm(policyDir, { recursive: true, force: true }) });
+  const scopesFile = join(policyDir, 'scopes.yaml');
+  await writeFile(scopesFile, generatedScopesText());
+  const generated: { lines: number; server: ServerProcess; key: string; userId: string; keyId: string }[] = [];
+  for (const lines of [3_000, 10_000]) {
+    const policyFile = join(policyDir, `generated-${lines}.csv`);
+    await writeFile(policyFile, generatedPolicyText(lines - 70));
+    const gdb = await createBenchDatabase(DATABASE_URL);
+    cleanups.push({ what: `dropping database ${gdb.name}`, fn: () => gdb.drop() });
+    const s = await server(`(${lines === 3_000 ? 'h' : 'i'}) keygate, ${lines.toLocaleString('en')} lines`, 'keygate', { databaseUrl: gdb.url, redisUrl: REDIS_URL, upstream: bare.url, policyFile, scopesFile });
+    const signed = await signUp(s.url, { email: `bench-${lines}@example.test`, name: `Bench ${lines}` });
+    const k = await signed.client.post<{ id: string; key: string }>('/api/api-keys', { name: `bench-${lines}` });
+    if (k.status !== 201) throw new Error(`creating the key of the ${lines}-line gateway failed: ${k.status} ${k.text}`);
+    cleanups.push({ what: `deleting the Redis counters of the ${lines}-line gateway`, fn: () => deleteRedisCounters(REDIS_URL, [signed.user.id, k.body.id]) });
+    generated.push({ lines, server: s, key: k.body.key, userId: signed.user.id, keyId: k.body.id });
+  }
 
   const { client, user } = await signUp(gateway.url, { email: 'bench@example.test', name: 'Bench' });
   const created = await client.post<{ id: string; key: string; requestQuota: { limit: number } }>('/api/api-keys', { name: 'bench' });
@@ -186,8 +237,13 @@ async function main(): Promise<number> {
     { id: 'a', label: 'bare Koa 3, GET /api/projects', server: bare, name: 'a', url: `${bare.url}/api/projects` },
     { id: 'b', label: 'keygate, key GET /api/auth/get-session', server: gateway, name: 'b', url: `${gateway.url}/api/auth/get-session`, headers: keyHeader },
     { id: 'f', label: '(b) with a key with a 1s window', server: gateway, name: 'f', url: `${gateway.url}/api/auth/get-session`, headers: { 'x-api-key': windowedKey.body.key } },
-    { id: 'c', label: 'keygate → (a), key GET /api/projects', server: forwarding, name: 'c', url: `${forwarding.url}/api/projects`, headers: keyHeader },
     { id: 'd', label: 'plain Koa proxy → (a), GET /api/projects', server: proxy, name: 'd', url: `${proxy.url}/api/projects` },
+    { id: 'c', label: 'keygate → (a), key GET /api/projects', server: forwarding, name: 'c', url: `${forwarding.url}/api/projects`, headers: keyHeader },
+    { id: 'g', label: '(c) on GET /api/projects/<random id>', server: forwarding, name: 'g', url: `${forwarding.url}/api/projects/x`, headers: keyHeader, path: randomId },
+    ...generated.map((g): Target => ({
+      id: g.lines === 3_000 ? 'h' : 'i', label: `(g) with ${g.lines.toLocaleString('en')} policy lines`, server: g.server, name: g.lines === 3_000 ? 'h' : 'i',
+      url: `${g.server.url}/api/projects/x`, headers: { 'x-api-key': g.key }, path: randomId,
+    })),
   ];
   const sameProjects = (b: unknown) => JSON.stringify(b) === JSON.stringify(PROJECTS);
   const keySession = (b: unknown) => (b as { session?: { kind?: string } }).session?.kind === 'key';
@@ -226,7 +282,7 @@ async function main(): Promise<number> {
     });
   }
   // The servers stop before the lookups: they would otherwise share the cores with PostgreSQL.
-  for (const s of [proxy, forwarding, gateway, bare]) await s.stop();
+  for (const s of [...generated.map((g) => g.server), proxy, forwarding, gateway, bare]) await s.stop();
 
   let lookup: LookupBenchResult | null = null;
   if (!args.quick) {
@@ -268,6 +324,10 @@ async function main(): Promise<number> {
   const verdicts: Verdict[] = [
     atLeast('(b) / (a) requests/s', fig('b').requestsPerSecond / fig('a').requestsPerSecond, 0.45, ratio),
     atLeast('(c) / (d) requests/s', fig('c').requestsPerSecond / fig('d').requestsPerSecond, 0.85, ratio),
+    // A path never seen costs what a seen one does; the policy's size does not matter.
+    atLeast('(g) / (c) requests/s, random ids / one path', fig('g').requestsPerSecond / fig('c').requestsPerSecond, 0.9, ratio),
+    atLeast('(h) / (g) requests/s, 3,000 lines / shipped', fig('h').requestsPerSecond / fig('g').requestsPerSecond, 0.9, ratio),
+    atLeast('(i) / (g) requests/s, 10,000 lines / shipped', fig('i').requestsPerSecond / fig('g').requestsPerSecond, 0.9, ratio),
     // A key with a 1s window costs at most 10% more than the same key without.
     atLeast('(f) / (b) requests/s', fig('f').requestsPerSecond / fig('b').requestsPerSecond, 0.9, ratio),
     below(`(b) p99 at ${CONNECTIONS} connections`, fig('b').p99, 10, msUnit),
@@ -301,6 +361,8 @@ async function main(): Promise<number> {
   }
   log(`Policy: ${policyLine(policy)}`);
   log(`Policy, 64 scopes: ${policyLine(policy64)}`);
+  for (const f of newPaths) log(`New path, ${newPathLine(f)}`);
+  log(`Loading, ${loadingLine(loadShipped)}; ${loadingLine(load10k)}`);
   log(`Shadow evaluation: ${shadowLine(shadow)}`);
   log(`Usage tally: ${usageLine(tally)}`);
   if (lookup) {

@@ -58,7 +58,8 @@ function closeServer(server: Server): Promise<void> {
 async function startBare(): Promise<{ url: string; close(): Promise<void> }> {
   const app = new Koa();
   app.use((ctx) => {
-    if (ctx.method === 'GET' && ctx.path === '/api/projects') ctx.body = PROJECTS;
+    // `/api/projects/<id>` too: the bench asks for random ids, as real traffic names resources.
+    if (ctx.method === 'GET' && (ctx.path === '/api/projects' || ctx.path.startsWith('/api/projects/'))) ctx.body = PROJECTS;
   });
   const server = createServer(app.callback());
   return { url: await listen(server), close: () => closeServer(server) };
@@ -120,6 +121,7 @@ async function startKeygate(opts: ServerOptions): Promise<{ url: string; close()
       // (default 32) would answer 429 to connections past it.
       upstream: { url: opts.upstream ?? null, maxConcurrentPerCaller: 1024 },
       ...(opts.waitReplicas !== undefined ? { redis: { waitReplicas: opts.waitReplicas } } : {}),
+      ...(opts.policyFile ? { policy: { file: opts.policyFile, ...(opts.scopesFile ? { scopes: opts.scopesFile } : {}) } } : {}),
     },
   });
   const gateway = await startGateway(config);

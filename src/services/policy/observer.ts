@@ -116,6 +116,7 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
         rules: live.rules,
         rule: live.rule,
         matchingRules: live.matchingRules,
+        reference: live.reference,
         decide(subject, method, path) {
           const key = decisionKey(subject, method, path);
           let pair = pairs.get(key);

@@ -67,13 +67,13 @@ describe('policy engine', () => {
   });
 
   describe('when the same request is decided twice', () => {
-    it('then the memoized decision is returned, whatever the order of the permissions', () => {
+    it('then the same frozen decision is returned, whatever the order of the permissions', () => {
       const first = a.decide(key('mcp', 'ai'), 'POST', '/api/ai/chat');
       expect(a.decide(key('ai', 'mcp'), 'POST', '/api/ai/chat')).to.equal(first);
       expect(Object.isFrozen(first)).to.equal(true);
     });
 
-    it('then the memo does not confuse subjects that differ only in role', () => {
+    it('then subjects that differ only in role are decided apart', () => {
       const admin: PolicySubject = { ...session, role: 'admin' };
       expect(a.decide(session, 'GET', '/api/admin/api-keys').allowed).to.equal(false);
       expect(a.decide(admin, 'GET', '/api/admin/api-keys').allowed).to.equal(true);
@@ -117,6 +117,16 @@ describe('policy engine', () => {
         expect(e).to.be.instanceOf(PolicyLoadError);
         expect((e as Error).message).to.include('policy:2: method: a method pattern must be .* or anchored');
       }
+    });
+  });
+
+  describe('when the model matches lines otherwise than the shipped matcher', () => {
+    it('then decisions come from the enforcer, which reads that matcher, not from the compiled form', async () => {
+      const text = (await model()).replace('(p.sub == "*" || r.sub == p.sub)', 'r.sub == p.sub');
+      const e = await createPolicyEngine(text, 'p, *, *, .*, /x, allow, everyone\np, key, *, .*, /x, deny, no-keys\n');
+      expect(e.decide(session, 'GET', '/x')).to.deep.equal({ allowed: false, ruleId: null, requiredPermission: null, neverForKeys: false });
+      expect(e.decide(key(), 'GET', '/x')).to.include({ allowed: false, ruleId: 'no-keys' });
+      expect(e.matchingRules(session, 'GET', '/x')).to.deep.equal([]);
     });
   });
 
