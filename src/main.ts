@@ -25,7 +25,7 @@ import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota
 import { createQuotaSpender, type LeaseOptions, type QuotaSpender } from './services/quota-lease.ts';
 import { listen, type Signal } from './store/notify.ts';
 import { createChangeFollower } from './services/changes.ts';
-import { outageWatchOf } from './store/outage.ts';
+import { logTaskFailure, outageWatchOf } from './store/outage.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
@@ -108,7 +108,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // One line when a store's outage begins (with its cause) and one when it ends, not one per refusal.
   for (const target of [pool, counterPool, redis]) {
     outageWatchOf(target ?? {})?.on((e) => {
-      if (e.state === 'began') logger.error({ store: e.store, since: e.since, cause: e.cause }, `${e.store} unavailable: what needs it answers 503 until it answers again`);
+      if (e.state === 'began' && e.part) logger.error({ store: e.store, since: e.since, cause: e.cause, part: e.part }, `${e.store} partly unavailable (${e.part}): what needs that part answers 503 until it answers again`);
+      else if (e.state === 'began') logger.error({ store: e.store, since: e.since, cause: e.cause }, `${e.store} unavailable: what needs it answers 503 until it answers again`);
       else logger.warn({ store: e.store, since: e.since, lastedMs: e.lastedMs, refused: e.refused }, `${e.store} available again`);
     });
   }
@@ -178,7 +179,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const usage = createUsageService({
     pool, clock, flushIntervalMs: opts.usageFlush?.intervalMs, every: opts.usageFlush?.every ?? opts.every ?? systemEvery,
     onWrite: () => usageWrites.inc(),
-    onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
+    onError: (err) => logTaskFailure(logger, err, 'usage tallies could not be written; kept for the next flush'),
     onDropped: (tally, err) => logger.error({ ...tally, reason: (err as Error).message }, 'a usage tally the database refused was dropped; the others were written'),
   });
   const grants = createGrantService({ pool, clock, config, counters });
@@ -193,14 +194,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       const swept = await grants.sweep();
       if (swept.expired || swept.unusedClients || swept.endedGrants) logger.debug(swept, 'OAuth store swept');
     } catch (err) {
-      logger.warn({ err }, 'the OAuth store could not be swept; tried again within the hour');
+      logTaskFailure(logger, err, 'the OAuth store could not be swept; tried again within the hour');
     }
     // The change record is kept a day, for an instance whose signal channel was away to catch up.
     try {
       const pruned = await changes.prune();
       if (pruned) logger.debug({ pruned }, 'change record pruned');
     } catch (err) {
-      logger.warn({ err }, 'the change record could not be pruned; tried again within the hour');
+      logTaskFailure(logger, err, 'the change record could not be pruned; tried again within the hour');
     }
   });
   closeHooks.add('oauth-sweep', async () => stopOAuthSweep());
@@ -276,6 +277,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     await listener.close();
     await verifier.close();
     await upstream?.close();
+    for (const target of [pool, counterPool, redis]) outageWatchOf(target ?? {})?.close();
     await counters.close();
     await counterPool?.end();
     await pool.end();

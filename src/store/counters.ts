@@ -1,6 +1,7 @@
 import { evalWrite, REDIS_STORE, type RedisClient, type ReplicaWait } from './redis.ts';
 import type { Pool } from './db.ts';
 import { StoreUnavailableError } from '../errors.ts';
+import { fromStoreOf } from './outage.ts';
 
 /**
  * Fixed-window counters shared by every gateway instance: daily key creates and request quotas.
@@ -111,7 +112,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
   const guardCounter = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
     const until = failing.get(key);
     if (until !== undefined) {
-      if (nowMs() < until) throw new StoreUnavailableError(REDIS_STORE, new Error('this counter failed to answer less than a second ago'));
+      if (nowMs() < until) throw fromStoreOf(redis, new StoreUnavailableError(REDIS_STORE, new Error('this counter failed to answer less than a second ago')));
       failing.delete(key);
     }
     try {

@@ -52,7 +52,13 @@ export function createPool(connectionString: string, max = DEFAULT_POOL_SIZE, st
   if (deadlines) oneDeadlinePerUse(pool, deadlines.queryTimeoutMs);
   // An idle client that loses its server must not crash the process; the next query fails instead.
   pool.on('error', () => {});
-  const watch = new OutageWatch(store);
+  // Only the request path's pools probe during an outage (so its end is told even if no request
+  // comes); the probe's own failures are not refusals, so it runs below the translation.
+  const probeQuery = pool.query.bind(pool) as (text: string) => Promise<unknown>;
+  const watch = new OutageWatch(store, deadlines ? async () => {
+    await probeQuery('SELECT 1');
+    return null;
+  } : undefined);
   pool.on('connect', (client) => {
     // The pool listens for errors only on idle clients. A checked-out client between two statements
     // (a transaction waiting on Redis, say) that hears its server die would emit an unheard error and

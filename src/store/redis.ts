@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { rejectAsOutage, throughOutageOf } from './outage.ts';
+import { fromStoreOf, OutageWatch, rejectAsOutage, throughOutageOf, type Probe } from './outage.ts';
 import { StoreUnavailableError } from '../errors.ts';
 
 // The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
@@ -55,8 +55,46 @@ export function createRedisClient(setting: RedisSetting): RedisClient {
   // CLIENT is left out: ioredis tags each new connection with CLIENT SETINFO, which a Redis before
   // 7.2 refuses; that refusal is no outage (ioredis ignores it) and must not be reported as one.
   const commands = client.getBuiltinCommands().filter((name) => name !== 'client').flatMap((name) => [name, `${name}Buffer`]);
-  rejectAsOutage(client, [...commands, 'call'], REDIS_STORE, () => true);
+  rejectAsOutage(client, [...commands, 'call'], REDIS_STORE, () => true, new OutageWatch(REDIS_STORE, probeOf(client)));
   return client;
+}
+
+/**
+ * Whether the counters' Redis answers, asked while it is in an outage. A Cluster's masters are each
+ * asked: with `cluster-require-full-coverage no` the live ones serve their keys while one is down,
+ * and the outage is told as that part of the store, not the whole.
+ */
+function probeOf(client: RedisClient): Probe {
+  const ping = client.ping.bind(client) as () => Promise<string>;
+  if (!(client instanceof Cluster)) {
+    return async () => {
+      await ping();
+      return null;
+    };
+  }
+  return async () => {
+    // The masters that own slots, as the client last learnt them; each asked on a connection of the
+    // probe's own (the client's may not be open yet, or already dropped for a dead node).
+    const masters = [...new Set(client.slots.map((owners) => owners[0]).filter((k): k is string => !!k))];
+    const answers = await Promise.all(masters.map((m) => answersPing(m, client.options.redisOptions ?? {})));
+    const down = masters.filter((_, i) => !answers[i]);
+    if (!masters.length || down.length === masters.length) throw new Error('no master answers');
+    return down.length ? `${down.length} of ${masters.length} masters not answering: ${down.join(', ')}` : null;
+  };
+}
+
+async function answersPing(nodeKey: string, options: RedisOptions): Promise<boolean> {
+  const at = nodeKey.lastIndexOf(':');
+  const r = new Redis({ ...options, host: nodeKey.slice(0, at), port: Number(nodeKey.slice(at + 1)), lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    return (await r.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
 }
 
 function build(setting: RedisSetting): RedisClient {
@@ -119,7 +157,7 @@ export async function evalWrite(redis: RedisClient, wait: ReplicaWait | undefine
     return await throughOutageOf(redis, scriptAnswer());
   } catch (e) {
     if (e instanceof StoreUnavailableError) throw e;
-    throw new StoreUnavailableError(REDIS_STORE, e instanceof Error ? e : new Error(String(e)));
+    throw fromStoreOf(redis, new StoreUnavailableError(REDIS_STORE, e instanceof Error ? e : new Error(String(e))));
   }
 }
 

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Pool } from '../../store/db.ts';
+import { logTaskFailure } from '../../store/outage.ts';
 import { listInstancesSeenSince, recordHeartbeat, type InstanceRow } from '../../store/fleet.ts';
 import { findCandidate, findLiveVersion } from '../../store/policy-versions.ts';
 import type { Clock } from '../clock.ts';
@@ -31,7 +32,7 @@ export interface HeartbeatDeps {
   /** Also run on each tick: the shadow divergence counts ride the same schedule. */
   onTick?: () => Promise<void>;
   intervalMs?: number;
-  logger?: Pick<Logger, 'warn'>;
+  logger?: Pick<Logger, 'warn'> & Partial<Pick<Logger, 'debug'>>;
 }
 
 export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEARTBEAT_MS, logger }: HeartbeatDeps): Heartbeat {
@@ -45,8 +46,8 @@ export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEAR
   };
   const tick = async () => {
     // A database that is down is reported by /readyz; the next tick tries again.
-    await beat().catch((err: unknown) => logger?.warn({ err }, 'policy heartbeat not recorded'));
-    await onTick?.().catch((err: unknown) => logger?.warn({ err }, 'heartbeat task failed'));
+    await beat().catch((err: unknown) => logTaskFailure(logger, err, 'policy heartbeat not recorded'));
+    await onTick?.().catch((err: unknown) => logTaskFailure(logger, err, 'heartbeat task failed'));
   };
 
   return {
