@@ -23,7 +23,7 @@ import { createRotationService } from './services/keys/rotation.ts';
 import { createUsageService } from './services/usage.ts';
 import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota-blocks.ts';
 import { createQuotaSpender, type LeaseOptions, type QuotaSpender } from './services/quota-lease.ts';
-import { listen, type Signal } from './store/notify.ts';
+import { listen, type Reconnected, type Signal } from './store/notify.ts';
 import { createChangeFollower } from './services/changes.ts';
 import { logTaskFailure, outageWatchOf } from './store/outage.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
@@ -151,8 +151,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   };
   // Signals sent while the listener was away are lost: a reconnect reads what it missed from the
   // change record, and starts over from the database only when the record cannot say.
-  const onReconnect = async ({ unheardMs }: { unheardMs: number }) => {
-    const caught = await changes.catchUp(unheardMs);
+  const onReconnect = async ({ unheardMs, read }: Reconnected) => {
+    const caught = await changes.catchUp(unheardMs, read);
     if (caught.status === 'caught-up') {
       logger.warn({ changes: caught.changes, afterChange: caught.afterChange, unheardMs }, `signal channel reconnected: caught up on ${caught.changes} recorded changes`);
       // The version is compared even when no policy change was recorded meanwhile; a cheap read.
