@@ -19,6 +19,7 @@ import { createPostgresCounters, createRedisCounters, type CounterStore } from '
 import { type Clock, type Every, systemClock, systemEvery } from './services/clock.ts';
 import { createDecisionObserver, createHeartbeat, createPolicyService, POLICY_CHECK_MS, type DecisionObserver, type Heartbeat, type PolicyService } from './services/policy/index.ts';
 import { createRedisClient, describeRedis } from './store/redis.ts';
+import { replicaGateOf } from './store/replica-wait.ts';
 import { createRotationService } from './services/keys/rotation.ts';
 import { createUsageService } from './services/usage.ts';
 import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota-blocks.ts';
@@ -113,6 +114,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       else logger.warn({ store: e.store, since: e.since, lastedMs: e.lastedMs, refused: e.refused }, `${e.store} available again`);
     });
   }
+  // Counting on the master alone while no replica acknowledges (redis.waitReplicas): told once each way.
+  if (redis && config.redisWait.waitReplicas > 0) replicaGateOf(redis).on((e) => {
+    if (e.state === 'alone') logger.error({ since: e.since, acknowledged: e.acknowledged, wanted: e.wanted }, 'no Redis replica acknowledges counter writes: counting on the master alone (a failover now may lose counts) until one does');
+    else logger.warn({ since: e.since, aloneMs: e.aloneMs }, 'Redis replicas acknowledge counter writes again');
+  });
   const quota = createQuotaSpender({
     counters, clock, ...opts.quotaLease,
     blocks: redis ? createRedisQuotaBlocks(redis, undefined, config.redisWait) : createPostgresQuotaBlocks(counterPool!),

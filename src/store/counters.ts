@@ -1,4 +1,5 @@
-import { evalWrite, REDIS_STORE, type RedisClient, type ReplicaWait } from './redis.ts';
+import { REDIS_STORE, type RedisClient } from './redis.ts';
+import { evalWrite, isUnacknowledged, type ReplicaWait } from './replica-wait.ts';
 import type { Pool } from './db.ts';
 import { StoreUnavailableError } from '../errors.ts';
 import { fromStoreOf } from './outage.ts';
@@ -118,6 +119,8 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
     try {
       return await fn();
     } catch (e) {
+      // A count the replicas did not acknowledge was answered; the counter itself is not failing.
+      if (isUnacknowledged(e)) throw e;
       if (failing.size >= MAX_FAILING_COUNTERS) for (const [k, t] of failing) if (t <= nowMs()) failing.delete(k);
       if (failing.size < MAX_FAILING_COUNTERS) failing.set(key, nowMs() + REDIS_FAIL_FAST_MS);
       throw e;
@@ -127,7 +130,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
     kind: 'redis',
     increment: (name, windowStart, ttlSeconds) => {
       const key = windowKey(prefix, name, windowStart);
-      return guardCounter(key, async () => Number(await evalWrite(redis, wait, INCREMENT_WINDOW, 1, key, ttlSeconds)));
+      return guardCounter(key, async () => Number(await evalWrite(redis, wait, { script: INCREMENT_WINDOW, keys: [key], args: [ttlSeconds], undo: () => redis.decr(key) })));
     },
     decrement: (name, windowStart) => {
       const key = windowKey(prefix, name, windowStart);
@@ -141,7 +144,12 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
       const keys = groupKeys(prefix, all);
       const args = all.flatMap((c) => [c.limit, c.ttlSeconds]);
       return guardCounter(keys[0]!, async () => {
-        const [granted, ...values] = ((await evalWrite(redis, wait, SPEND_ALL, keys.length, ...keys, count, ...args)) as (number | string)[]).map(Number);
+        const undo = async (answer: unknown) => {
+          const granted = Number((answer as (number | string)[])[0]);
+          if (granted > 0) await Promise.all(keys.map((k) => redis.decrby(k, granted)));
+        };
+        const answer = await evalWrite(redis, wait, { script: SPEND_ALL, keys, args: [count, ...args], undo });
+        const [granted, ...values] = (answer as (number | string)[]).map(Number);
         return { granted: granted!, values };
       });
     },

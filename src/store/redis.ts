@@ -1,6 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { fromStoreOf, OutageWatch, rejectAsOutage, throughOutageOf, type Probe } from './outage.ts';
-import { StoreUnavailableError } from '../errors.ts';
+import { OutageWatch, rejectAsOutage, type Probe } from './outage.ts';
 
 // The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
 // Sentinel-watched master. Every shape fails fast rather than queueing, so a request that needs a
@@ -130,34 +129,6 @@ function build(setting: RedisSetting): RedisClient {
         clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
         redisOptions: { ...failFast, reconnectOnError: reconnectOnReadonly },
       });
-  }
-}
-
-/** keygate.yaml's `redis.waitReplicas` and `redis.waitTimeoutMs`. */
-export interface ReplicaWait { waitReplicas: number; waitTimeoutMs: number }
-
-/**
- * Runs a counter-writing script; with `waitReplicas` above 0, a WAIT follows it in the same round
- * trip (one pipeline, so one node even in a Cluster), and the answer comes once that many replicas
- * have the write or the timeout passed. A write that timed out waiting is still counted: refusing
- * it would not take it back.
- */
-export async function evalWrite(redis: RedisClient, wait: ReplicaWait | undefined, script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown> {
-  if (!wait || wait.waitReplicas <= 0) return redis.eval(script, numKeys, ...args);
-  const scriptAnswer = async () => {
-    const answers = await redis.pipeline().eval(script, numKeys, ...args).call('WAIT', wait.waitReplicas, wait.waitTimeoutMs).exec();
-    const [err, value] = answers?.[0] ?? [new Error('no answer'), null];
-    if (err) throw err;
-    return value;
-  };
-  // The pipeline is not one of the client's wrapped commands: its failure goes through the same
-  // translation, so it is part of the one outage that is logged, and its answer can end one. A
-  // client not made by createRedisClient has no translation: its failure is made an outage here.
-  try {
-    return await throughOutageOf(redis, scriptAnswer());
-  } catch (e) {
-    if (e instanceof StoreUnavailableError) throw e;
-    throw fromStoreOf(redis, new StoreUnavailableError(REDIS_STORE, e instanceof Error ? e : new Error(String(e))));
   }
 }
 
