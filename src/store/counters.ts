@@ -130,7 +130,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
     kind: 'redis',
     increment: (name, windowStart, ttlSeconds) => {
       const key = windowKey(prefix, name, windowStart);
-      return guardCounter(key, async () => Number(await evalWrite(redis, wait, { script: INCREMENT_WINDOW, keys: [key], args: [ttlSeconds], undo: () => redis.decr(key) })));
+      return guardCounter(key, async () => Number(await evalWrite(redis, wait, { script: INCREMENT_WINDOW, keys: [key], args: [ttlSeconds] })));
     },
     decrement: (name, windowStart) => {
       const key = windowKey(prefix, name, windowStart);
@@ -144,11 +144,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
       const keys = groupKeys(prefix, all);
       const args = all.flatMap((c) => [c.limit, c.ttlSeconds]);
       return guardCounter(keys[0]!, async () => {
-        const undo = async (answer: unknown) => {
-          const granted = Number((answer as (number | string)[])[0]);
-          if (granted > 0) await Promise.all(keys.map((k) => redis.decrby(k, granted)));
-        };
-        const answer = await evalWrite(redis, wait, { script: SPEND_ALL, keys, args: [count, ...args], undo });
+        const answer = await evalWrite(redis, wait, { script: SPEND_ALL, keys, args: [count, ...args] });
         const [granted, ...values] = (answer as (number | string)[]).map(Number);
         return { granted: granted!, values };
       });

@@ -119,7 +119,6 @@ export function createRedisQuotaBlocks(redis: RedisClient, prefix = 'keygate:', 
   };
   return {
     async lease(name, windowStart, want, limit, floor, ttlSeconds, t) {
-      // A lease refused as not acknowledged is not taken back: its record expires like a dead holder's.
       const [granted, counted, claimed] = (await evalWrite(redis, wait, { script: LEASE_BLOCK, keys: [...keys(name, windowStart)],
         args: [want, limit, floor, ttlSeconds, t.nowMs, t.leaseMs, t.id, t.claim] })) as [number, number, number];
       return { granted: Number(granted), counted: Number(counted), claimed: Number(claimed), id: t.id };
@@ -130,9 +129,7 @@ export function createRedisQuotaBlocks(redis: RedisClient, prefix = 'keygate:', 
       await evalWrite(redis, wait, { script: HAND_BACK, keys: [...keys(name, windowStart)], args: [id, unspent] });
     },
     spendOne: async (name, windowStart, limit, ttlSeconds, nowMs) =>
-      Number(await evalWrite(redis, wait, { script: SPEND_ONE, keys: [...keys(name, windowStart)], args: [limit, ttlSeconds, nowMs],
-        // Counted only when it fitted under the limit (the script answers limit + 1 otherwise).
-        undo: async (v) => void (Number(v) <= limit && (await redis.decr(keys(name, windowStart)[0]))) })),
+      Number(await evalWrite(redis, wait, { script: SPEND_ONE, keys: [...keys(name, windowStart)], args: [limit, ttlSeconds, nowMs] })),
   };
 }
 

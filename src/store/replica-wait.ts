@@ -5,7 +5,7 @@ import { REDIS_STORE, type RedisClient } from './redis.ts';
 
 // Counter writes that wait for replicas (keygate.yaml `redis.waitReplicas`), and what happens when
 // the replicas do not answer. WAIT answers how many replicas have the write: a count fewer of them
-// acknowledged is given back and its request refused, since a failover could lose it. But a master
+// acknowledged is not served (its request is refused), since a failover could lose it. But a master
 // with no replica to answer (a replica frozen or gone, a master just promoted whose old master
 // Sentinel has not re-attached yet) would then refuse every request, each after a wait, for as long
 // as that lasts. So refusals last at most REPLICA_GRACE_MS: past it the counters count on the
@@ -93,8 +93,6 @@ export interface CounterWrite {
   script: string;
   keys: string[];
   args: (string | number)[];
-  /** Takes back what the script counted, for a count refused as not acknowledged; none: left to expire. */
-  undo?: (answer: unknown) => Promise<unknown>;
 }
 
 interface Answered { value: unknown; acknowledged: number }
@@ -159,15 +157,12 @@ export async function evalWrite(redis: RedisClient, wait: ReplicaWait | undefine
   try {
     answer = await batcher.write(write);
   } catch (e) {
-    // A write that got no answer at all counts toward the grace as one not acknowledged.
-    gate.answered(0, wait.waitReplicas);
     if (e instanceof StoreUnavailableError) throw e;
     // A client not made by createRedisClient has no translation: its failure is made an outage here.
     throw fromStoreOf(redis, new StoreUnavailableError(REDIS_STORE, e instanceof Error ? e : new Error(String(e))));
   }
   if (!gate.answered(answer.acknowledged, wait.waitReplicas)) return answer.value;
-  // A failover could lose this count: it is not served, and taking it back keeps the key's quota
-  // for the requests that are (a give-back that is lost in turn only leaves the key counted high).
-  await write.undo?.(answer.value).catch(() => {});
+  // A failover could lose this count: it is not served. It stays counted on this master: taking it
+  // back was tried, and across a planned failover it let a key be served past its limit.
   throw fromStoreOf(redis, new StoreUnavailableError(REDIS_STORE, new Error(NOT_ACKNOWLEDGED)));
 }

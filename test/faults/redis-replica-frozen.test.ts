@@ -9,10 +9,10 @@ import { signUp } from '../support/http.ts';
 import { drive, sleep, summary, type Request } from './support.ts';
 
 // redis.waitReplicas 1 and the only replica frozen (SIGSTOP: still connected, never acknowledging)
-// under traffic. A count the replica did not acknowledge is refused and given back, but only for
+// under traffic. A count the replica did not acknowledge is refused, but only for
 // a bounded moment: then the counters count on the master alone, told once, and every request is
 // served again without waiting for the replica; when it thaws and acknowledges, that is told once
-// and writes wait for it again. No refused request is left counted.
+// and writes wait for it again.
 
 const WORKERS = 16;
 const FROZEN_MS = 4_000;
@@ -73,13 +73,13 @@ describe('faults: the only Redis replica frozen with redis.waitReplicas 1', func
     const lines = gw.logs.slice(from).map((l) => JSON.parse(l) as { msg: string });
     expect(lines.filter((l) => /counting on the master alone/.test(l.msg)), 'told alone').to.have.length(1);
     expect(lines.filter((l) => /acknowledge counter writes again/.test(l.msg)), 'told replicated').to.have.length(1);
-    // Every refused count was given back: the counter holds exactly the requests served (and the first).
+    // A refused count stays counted: the counter holds the requests served and at most the refused ones.
     const day = utcDayStart(new Date()).getTime() / 1000;
     const master = new Redis(redis.url, { maxRetriesPerRequest: 0 });
     const counted = Number(await master.get(`keygate:quota:${made.id}:${day}`));
     master.disconnect();
     const served = d.answers.filter((a) => a.status === 200).length;
-    expect(counted, 'counted vs served').to.equal(served);
+    expect(counted, 'counted vs served').to.be.within(served, served + d.answers.filter((a) => a.status === 503).length);
     const during = d.answers.filter((a) => a.at >= frozenAt && a.at < thawedAt);
     console.log(`      frozen ${FROZEN_MS} ms, ${WORKERS} callers: ${summary(during)}; slowest while frozen ${Math.max(...during.map((a) => a.ms))} ms`);
   });
