@@ -280,6 +280,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     if (drained.cutOff) logger.warn({ requests: drained.cutOff, graceMs }, 'stopping: requests still in flight were cut off');
     // After the last request, so nothing they buffered is left behind; before the pools close.
     await closeHooks.run(logger);
+    // Off the fleet's list: a stop on purpose is not an instance gone silent.
+    await heartbeat.leave().catch(() => {});
     await listener.close();
     await verifier.close();
     await upstream?.close();
