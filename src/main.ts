@@ -19,13 +19,14 @@ import { createPostgresCounters, createRedisCounters, type CounterStore } from '
 import { type Clock, type Every, systemClock, systemEvery } from './services/clock.ts';
 import { createDecisionObserver, createHeartbeat, createPolicyService, POLICY_CHECK_MS, type DecisionObserver, type Heartbeat, type PolicyService } from './services/policy/index.ts';
 import { createRedisClient, describeRedis } from './store/redis.ts';
+import { replicaGateOf } from './store/replica-wait.ts';
 import { createRotationService } from './services/keys/rotation.ts';
 import { createUsageService } from './services/usage.ts';
 import { createPostgresQuotaBlocks, createRedisQuotaBlocks } from './store/quota-blocks.ts';
 import { createQuotaSpender, type LeaseOptions, type QuotaSpender } from './services/quota-lease.ts';
-import { listen, type Signal } from './store/notify.ts';
+import { listen, type Reconnected, type Signal } from './store/notify.ts';
 import { createChangeFollower } from './services/changes.ts';
-import { outageWatchOf } from './store/outage.ts';
+import { logTaskFailure, outageWatchOf } from './store/outage.ts';
 import { createUpstream } from './http/proxy/upstream.ts';
 import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
@@ -117,10 +118,16 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // One line when a store's outage begins (with its cause) and one when it ends, not one per refusal.
   for (const target of [pool, counterPool, redis]) {
     outageWatchOf(target ?? {})?.on((e) => {
-      if (e.state === 'began') logger.error({ store: e.store, since: e.since, cause: e.cause }, `${e.store} unavailable: what needs it answers 503 until it answers again`);
+      if (e.state === 'began' && e.part) logger.error({ store: e.store, since: e.since, cause: e.cause, part: e.part }, `${e.store} partly unavailable (${e.part}): what needs that part answers 503 until it answers again`);
+      else if (e.state === 'began') logger.error({ store: e.store, since: e.since, cause: e.cause }, `${e.store} unavailable: what needs it answers 503 until it answers again`);
       else logger.warn({ store: e.store, since: e.since, lastedMs: e.lastedMs, refused: e.refused }, `${e.store} available again`);
     });
   }
+  // Counting on the master alone while no replica acknowledges (redis.waitReplicas): told once each way.
+  if (redis && config.redisWait.waitReplicas > 0) replicaGateOf(redis).on((e) => {
+    if (e.state === 'alone') logger.error({ since: e.since, acknowledged: e.acknowledged, wanted: e.wanted }, 'no Redis replica acknowledges counter writes: counting on the master alone (a failover now may lose counts) until one does');
+    else logger.warn({ since: e.since, aloneMs: e.aloneMs }, 'Redis replicas acknowledge counter writes again');
+  });
   const quota = createQuotaSpender({
     counters, clock, swallowed, ...opts.quotaLease,
     blocks: redis ? createRedisQuotaBlocks(redis, undefined, config.redisWait) : createPostgresQuotaBlocks(counterPool!),
@@ -160,8 +167,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   };
   // Signals sent while the listener was away are lost: a reconnect reads what it missed from the
   // change record, and starts over from the database only when the record cannot say.
-  const onReconnect = async ({ unheardMs }: { unheardMs: number }) => {
-    const caught = await changes.catchUp(unheardMs);
+  const onReconnect = async ({ unheardMs, read }: Reconnected) => {
+    const caught = await changes.catchUp(unheardMs, read);
     if (caught.status === 'caught-up') {
       logger.warn({ changes: caught.changes, afterChange: caught.afterChange, unheardMs }, `signal channel reconnected: caught up on ${caught.changes} recorded changes`);
       // The version is compared even when no policy change was recorded meanwhile; a cheap read.
@@ -188,7 +195,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const usage = createUsageService({
     pool, clock, flushIntervalMs: opts.usageFlush?.intervalMs, every: opts.usageFlush?.every ?? opts.every ?? systemEvery,
     onWrite: () => usageWrites.inc(),
-    onError: (err) => logger.warn({ err }, 'usage tallies could not be written; kept for the next flush'),
+    onError: (err) => logTaskFailure(logger, err, 'usage tallies could not be written; kept for the next flush'),
     onDropped: (tally, err) => logger.error({ ...tally, reason: (err as Error).message }, 'a usage tally the database refused was dropped; the others were written'),
   });
   const grants = createGrantService({ pool, clock, config, counters, swallowed });
@@ -203,14 +210,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       const swept = await grants.sweep();
       if (swept.expired || swept.unusedClients || swept.endedGrants) logger.debug(swept, 'OAuth store swept');
     } catch (err) {
-      logger.warn({ err }, 'the OAuth store could not be swept; tried again within the hour');
+      logTaskFailure(logger, err, 'the OAuth store could not be swept; tried again within the hour');
     }
     // The change record is kept a day, for an instance whose signal channel was away to catch up.
     try {
       const pruned = await changes.prune();
       if (pruned) logger.debug({ pruned }, 'change record pruned');
     } catch (err) {
-      logger.warn({ err }, 'the change record could not be pruned; tried again within the hour');
+      logTaskFailure(logger, err, 'the change record could not be pruned; tried again within the hour');
     }
   });
   closeHooks.add('oauth-sweep', async () => stopOAuthSweep());
@@ -284,9 +291,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     if (drained.cutOff) logger.warn({ requests: drained.cutOff, graceMs }, 'stopping: requests still in flight were cut off');
     // After the last request, so nothing they buffered is left behind; before the pools close.
     await closeHooks.run(logger);
+    // Off the fleet's list: a stop on purpose is not an instance gone silent.
+    await heartbeat.leave().catch(() => {});
     await listener.close();
     await verifier.close();
     await upstream?.close();
+    for (const target of [pool, counterPool, redis]) outageWatchOf(target ?? {})?.close();
     await counters.close();
     await counterPool?.end();
     await pool.end();

@@ -39,7 +39,7 @@ export const explanation = z.object({
 });
 export const fleet = z.object({
   liveVersion: z.int().min(0), candidateId: z.int().nullable(), lagging: z.int().min(0),
-  instances: z.array(z.object({ instanceId: z.string(), host: z.string(), pid: z.int(), policyVersion: z.int(), candidateId: z.int().nullable(), seenAt: instant, lagging: z.boolean(), lagReason: z.string().nullable() })),
+  instances: z.array(z.object({ instanceId: z.string(), host: z.string(), pid: z.int(), policyVersion: z.int(), candidateId: z.int().nullable(), seenAt: instant, lagging: z.boolean(), lagReason: z.string().nullable(), silent: z.boolean() })),
 });
 export const usageTotals = z.object({ days: z.array(z.object({ date: z.iso.date(), requests: z.int().min(0), refused: z.int().min(0) })) });
 export const counts = z.object({ users: z.int().min(0), activeKeys: z.int().min(0), liveGrants: z.int().min(0) });

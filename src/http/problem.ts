@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { AppError, type ErrorCode } from '../errors.ts';
+import { answeredAsOutage } from '../store/outage.ts';
 
 // The one place that writes application/problem+json (RFC 9457), and the one place that knows
 // which status and headers an error code means.
@@ -105,6 +106,8 @@ export const internalError = () => ({
 export function handleError(ctx: Context, err: unknown, log: (err: unknown) => void, explain: (err: AppError) => void = () => {}): void {
   const known = err instanceof AppError ? err : typeof err === 'object' && err !== null ? fromHttpError(err as { status?: number }) : null;
   // An outage is one of these too (StoreUnavailableError, 503 naming the store): fail closed.
+  // A 503 for an outage is counted in it: the line that ends the outage says what clients saw.
+  answeredAsOutage(err);
   if (known) {
     if (known.internal) explain(known);
     return sendProblem(ctx, known);

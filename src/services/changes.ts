@@ -1,5 +1,5 @@
 import type { Pool } from '../store/db.ts';
-import { findLatestChangeId, listChangesSince, pruneChanges } from '../store/changes.ts';
+import { findLatestChangeId, listChangesSince, pruneChanges, type ChangesSince, type ReadOnce } from '../store/changes.ts';
 import type { Forget } from './invalidation.ts';
 
 // What an instance missed while its signal channel was away, read back from the change record
@@ -17,6 +17,14 @@ export const CATCH_UP_MARGIN_MS = 60_000;
 export const CHANGES_KEPT_MS = 24 * 60 * 60 * 1000;
 /** More missed changes than this: forgetting everything is cheaper than forgetting each. */
 export const MAX_CATCH_UP = 10_000;
+/**
+ * How long a catch-up keeps trying to read the record before giving up on it. A server that just
+ * restarted answers the signal's direct connection before a pooler in front of it takes logins
+ * again (PgBouncer's server_login_retry, 15 s by default): caches are dropped only when the record
+ * stays unreadable this long, not at its first refusal.
+ */
+export const CATCH_UP_RETRY_MS = 20_000;
+const CATCH_UP_PAUSE_MS = 500;
 
 export type CatchUp =
   | { status: 'caught-up'; changes: number; afterChange: number; policy: boolean }
@@ -31,19 +39,33 @@ export interface ChangeFollower {
    * Forgets each key and user changed since the last change heard (and within the margin before
    * the channel last proved itself, `unheardMs` ago); says whether the policy changed. When the
    * record cannot say what was missed, forgets nothing and says why: the caller starts over.
+   * `read` is the signal channel's own connection, tried first; then the pool, until the record
+   * has been unreadable for `retryMs`.
    */
-  catchUp(unheardMs: number): Promise<CatchUp>;
+  catchUp(unheardMs: number, read?: ReadOnce): Promise<CatchUp>;
   /** Drops changes older than the record keeps; the hourly sweep runs it. */
   prune(): Promise<number>;
 }
 
-export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_MS, nowMs = Date.now }: { pool: Pool; forget: Forget; marginMs?: number; nowMs?: () => number }): ChangeFollower {
+export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_MS, nowMs = Date.now, retryMs = CATCH_UP_RETRY_MS }: { pool: Pool; forget: Forget; marginMs?: number; nowMs?: () => number; retryMs?: number }): ChangeFollower {
   let lastHeard: number | null = null;
   // When a signal without a number was last heard: an instance or CLI of the earlier release, which
   // records nothing, so what it changed while the channel was away is not in the record.
   let unnumberedAt = -Infinity;
   const note = (id: number) => {
     if (lastHeard === null || id > lastHeard) lastHeard = id;
+  };
+
+  const readRecord = async (from: number, recentMs: number, read: ReadOnce | undefined): Promise<ChangesSince> => {
+    const giveUpAt = nowMs() + retryMs;
+    for (let via: Pool | ReadOnce = read ?? pool; ; via = pool) {
+      try {
+        return await listChangesSince(via, from, recentMs, MAX_CATCH_UP);
+      } catch (err) {
+        if (nowMs() >= giveUpAt) throw err;
+        await new Promise((r) => setTimeout(r, CATCH_UP_PAUSE_MS));
+      }
+    }
   };
 
   return {
@@ -54,12 +76,12 @@ export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_
       if (change !== null) note(change);
       else unnumberedAt = nowMs();
     },
-    async catchUp(unheardMs) {
+    async catchUp(unheardMs, read) {
       const from = lastHeard;
       if (from === null) return { status: 'cannot-reach-back', reason: 'the last change heard was never read' };
       if (nowMs() - unnumberedAt < CHANGES_KEPT_MS) return { status: 'cannot-reach-back', reason: 'a sender of an earlier release (no change record) signalled within the last day' };
       try {
-        const { oldest, rows } = await listChangesSince(pool, from, unheardMs + marginMs, MAX_CATCH_UP);
+        const { oldest, rows } = await readRecord(from, unheardMs + marginMs, read);
         // Numbers are consecutive but for rolled-back changes; a gap here may be one, and is then
         // taken for a prune, which costs a start-over and never a missed change.
         if (oldest !== null && oldest > from + 1) return { status: 'cannot-reach-back', reason: `changes after #${from} were pruned (the oldest kept is #${oldest})` };

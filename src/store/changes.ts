@@ -1,3 +1,4 @@
+import type { QueryResultRow } from 'pg';
 import type { Queryable } from './db.ts';
 
 // The change record (changes): one row per signal, written in the transaction that makes the
@@ -27,6 +28,9 @@ export async function findLatestChangeId(db: Queryable): Promise<number> {
   return Number(rows[0]?.id ?? 0);
 }
 
+/** One statement on a connection that is not a pool's (the signal channel's own). */
+export type ReadOnce = <R extends QueryResultRow>(text: string, values: unknown[]) => Promise<{ rows: R[] }>;
+
 export interface ChangesSince {
   /** The lowest number still kept, null when nothing ever was recorded (the prune keeps the newest). */
   oldest: number | null;
@@ -39,8 +43,9 @@ export interface ChangesSince {
  * number kept, and in order every change numbered after `afterId` and every change recorded (by the
  * database's clock) within the last `recentMs`, whatever its number; at most `limit` + 1.
  */
-export async function listChangesSince(db: Queryable, afterId: number, recentMs: number, limit: number): Promise<ChangesSince> {
-  const { rows } = await db.query<{ oldest: string | null; id: string | null; kind: Signal['type'] | null; target: string | null }>(
+export async function listChangesSince(db: Queryable | ReadOnce, afterId: number, recentMs: number, limit: number): Promise<ChangesSince> {
+  const read: ReadOnce = typeof db === 'function' ? db : (text, values) => db.query(text, values);
+  const { rows } = await read<{ oldest: string | null; id: string | null; kind: Signal['type'] | null; target: string | null }>(
     `SELECT o.oldest, c.id, c.kind, c.target
        FROM (SELECT min(id) AS oldest FROM changes) o
        LEFT JOIN LATERAL (

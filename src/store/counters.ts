@@ -1,6 +1,8 @@
-import { evalWrite, REDIS_STORE, type RedisClient, type ReplicaWait } from './redis.ts';
+import { REDIS_STORE, type RedisClient } from './redis.ts';
+import { evalWrite, isUnacknowledged, type ReplicaWait } from './replica-wait.ts';
 import type { Pool } from './db.ts';
 import { StoreUnavailableError, type Swallowed } from '../errors.ts';
+import { fromStoreOf } from './outage.ts';
 
 /**
  * Fixed-window counters shared by every gateway instance: daily key creates and request quotas.
@@ -111,12 +113,14 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
   const guardCounter = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
     const until = failing.get(key);
     if (until !== undefined) {
-      if (nowMs() < until) throw new StoreUnavailableError(REDIS_STORE, new Error('this counter failed to answer less than a second ago'));
+      if (nowMs() < until) throw fromStoreOf(redis, new StoreUnavailableError(REDIS_STORE, new Error('this counter failed to answer less than a second ago')));
       failing.delete(key);
     }
     try {
       return await fn();
     } catch (e) {
+      // A count the replicas did not acknowledge was answered; the counter itself is not failing.
+      if (isUnacknowledged(e)) throw e;
       if (failing.size >= MAX_FAILING_COUNTERS) for (const [k, t] of failing) if (t <= nowMs()) failing.delete(k);
       if (failing.size < MAX_FAILING_COUNTERS) failing.set(key, nowMs() + REDIS_FAIL_FAST_MS);
       throw e;
@@ -126,7 +130,7 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
     kind: 'redis',
     increment: (name, windowStart, ttlSeconds) => {
       const key = windowKey(prefix, name, windowStart);
-      return guardCounter(key, async () => Number(await evalWrite(redis, wait, INCREMENT_WINDOW, 1, key, ttlSeconds)));
+      return guardCounter(key, async () => Number(await evalWrite(redis, wait, { script: INCREMENT_WINDOW, keys: [key], args: [ttlSeconds] })));
     },
     decrement: (name, windowStart) => {
       const key = windowKey(prefix, name, windowStart);
@@ -140,7 +144,8 @@ export function createRedisCounters(redis: RedisClient, prefix = 'keygate:', now
       const keys = groupKeys(prefix, all);
       const args = all.flatMap((c) => [c.limit, c.ttlSeconds]);
       return guardCounter(keys[0]!, async () => {
-        const [granted, ...values] = ((await evalWrite(redis, wait, SPEND_ALL, keys.length, ...keys, count, ...args)) as (number | string)[]).map(Number);
+        const answer = await evalWrite(redis, wait, { script: SPEND_ALL, keys, args: [count, ...args] });
+        const [granted, ...values] = (answer as (number | string)[]).map(Number);
         return { granted: granted!, values };
       });
     },

@@ -17,7 +17,7 @@ function isOutage(err: unknown): boolean {
   const { code, message } = err as { code?: unknown; message?: unknown };
   // 57014: a statement cancelled by statement_timeout, the server-side half of the query deadline.
   if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || code === '55000' || code === '57014' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
-  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/.test(message);
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|database deadline passed/.test(message);
 }
 
 /**
@@ -46,12 +46,19 @@ export const DEFAULT_POOL_SIZE = 10;
  */
 export function createPool(connectionString: string, max = DEFAULT_POOL_SIZE, store = 'database', deadlines?: Deadlines): Pool {
   const timeouts = deadlines
-    ? { connectionTimeoutMillis: deadlines.queryTimeoutMs, query_timeout: deadlines.queryTimeoutMs, ...(deadlines.serverSide ? { statement_timeout: deadlines.queryTimeoutMs } : {}) }
+    ? { connectionTimeoutMillis: deadlines.queryTimeoutMs, ...(deadlines.serverSide ? { statement_timeout: deadlines.queryTimeoutMs } : {}) }
     : { connectionTimeoutMillis: 5000 };
   const pool = new pg.Pool({ connectionString, max, ...timeouts });
+  if (deadlines) oneDeadlinePerUse(pool, deadlines.queryTimeoutMs);
   // An idle client that loses its server must not crash the process; the next query fails instead.
   pool.on('error', () => {});
-  const watch = new OutageWatch(store);
+  // Only the request path's pools probe during an outage (so its end is told even if no request
+  // comes); the probe's own failures are not refusals, so it runs below the translation.
+  const probeQuery = pool.query.bind(pool) as (text: string) => Promise<unknown>;
+  const watch = new OutageWatch(store, deadlines ? async () => {
+    await probeQuery('SELECT 1');
+    return null;
+  } : undefined);
   pool.on('connect', (client) => {
     // The pool listens for errors only on idle clients. A checked-out client between two statements
     // (a transaction waiting on Redis, say) that hears its server die would emit an unheard error and
@@ -63,9 +70,61 @@ export function createPool(connectionString: string, max = DEFAULT_POOL_SIZE, st
   return pool;
 }
 
+/** The request path's budget of each pool that has one: a transaction spends it whole, pool wait included. */
+const budgets = new WeakMap<Pool, number>();
+
+/** What a query past its use's deadline fails with; read as an outage like pg's own read timeout. */
+const DEADLINE_PASSED = 'database deadline passed';
+
+type QueryFn = (this: unknown, ...args: unknown[]) => unknown;
+
+/**
+ * A client's query, given what is left of `deadline` as its read timeout: a use of the database
+ * that waited for its connection, or ran earlier statements of its transaction, has only the rest.
+ */
+function timedQuery(query: QueryFn, client: object, deadline: number): QueryFn {
+  return function (...args: unknown[]): unknown {
+    const [config, ...rest] = args;
+    if (typeof rest[rest.length - 1] === 'function') return query.apply(client, args);
+    const left = deadline - Date.now();
+    if (left < 1) return Promise.reject(new Error(DEADLINE_PASSED));
+    const timed = typeof config === 'string' ? { text: config, query_timeout: left } : { ...(config as object), query_timeout: left };
+    return query.apply(client, [timed, ...rest]);
+  };
+}
+
+/**
+ * pg gives the wait for a pool connection and the query each their own timeout, so a query that
+ * queued behind a stalled database could take both (3 s for a 1.5 s deadline). Here one use of the
+ * pool, a query or a transaction, has one deadline that both the wait and the statements spend.
+ */
+function oneDeadlinePerUse(pool: Pool, budgetMs: number): void {
+  budgets.set(pool, budgetMs);
+  const connect = pool.connect.bind(pool) as () => Promise<Client>;
+  const original = pool.query.bind(pool) as QueryFn;
+  (pool as { query: QueryFn }).query = async function (...args: unknown[]): Promise<unknown> {
+    if (typeof args[args.length - 1] === 'function') return original(...args);
+    const deadline = Date.now() + budgetMs;
+    const client = await connect();
+    try {
+      const result = await timedQuery(client.query as QueryFn, client, deadline)(...args);
+      client.release();
+      return result;
+    } catch (e) {
+      // A connection whose query failed may be one that stopped answering: never handed out again.
+      client.release(e instanceof Error ? e : new Error(String(e)));
+      throw e;
+    }
+  };
+}
+
 export async function withTransaction<T>(pool: Pool, fn: (client: Client) => Promise<T>): Promise<T> {
+  const budgetMs = budgets.get(pool);
+  const deadline = budgetMs === undefined ? undefined : Date.now() + budgetMs;
   const client = await pool.connect();
   let broken: Error | undefined;
+  const query = client.query;
+  if (deadline !== undefined) client.query = timedQuery(query, client, deadline) as typeof client.query;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
@@ -79,6 +138,7 @@ export async function withTransaction<T>(pool: Pool, fn: (client: Client) => Pro
     else await client.query('ROLLBACK').catch(() => {});
     throw e;
   } finally {
+    client.query = query;
     client.release(broken);
   }
 }

@@ -31,3 +31,8 @@ export async function listInstancesSeenSince(db: Queryable, since: Date): Promis
   );
   return rows;
 }
+
+/** An instance that stops on purpose leaves the list; one that dies stays, shown as silent. */
+export async function forgetInstance(db: Queryable, instanceId: string): Promise<void> {
+  await db.query('DELETE FROM policy_instances WHERE instance_id = $1', [instanceId]);
+}

@@ -48,6 +48,12 @@ const within = <T>(p: Promise<T>, ms: number): Promise<T> => {
 export interface Reconnected {
   /** How long ago the lost connection last proved it passed messages (connected, answered a check, or delivered a signal). */
   unheardMs: number;
+  /**
+   * A read on the connection that just came back, bounded like the channel's checks. The signal
+   * comes over the direct URL: when DATABASE_URL is a pooler still refusing logins after the server
+   * restarted, this connection already answers, so what was missed is read here.
+   */
+  read: <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
 }
 
 /**
@@ -106,7 +112,7 @@ export async function listen(connectionString: string, onSignal: (s: Signal, cha
       if (isRetry) {
         const unheardMs = Math.round(aliveAt - (unheardSince ?? aliveAt));
         unheardSince = null;
-        onReconnect({ unheardMs });
+        onReconnect({ unheardMs, read: (text, values) => within(c.query(text, values), check.timeoutMs) });
       }
     } catch {
       client = c;

@@ -1,26 +1,47 @@
+import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../errors.ts';
 
 // Driver errors become the one outage error where the pools and the Redis client are made
 // (src/store/db.ts, src/store/redis.ts), so no service or route ever reads a driver's error codes.
 
-/** An outage of one store began (with what caused it) or ended (how long it lasted, how many calls it refused). */
+/**
+ * An outage of one store began (with what caused it and, when only part of the store is out, which
+ * part) or ended: how long it lasted, from the first call it refused to the first answer after it,
+ * and how many requests were answered 503 for it meanwhile.
+ */
 export type OutageEvent =
-  | { state: 'began'; store: string; since: Date; cause: string }
+  | { state: 'began'; store: string; since: Date; cause: string; part: string | null }
   | { state: 'ended'; store: string; since: Date; lastedMs: number; refused: number };
 
 /**
+ * Asks the store whether it answers: null when all of it does, a description of the part that does
+ * not (a Cluster's masters that do not) otherwise; rejects when none of it answers.
+ */
+export type Probe = () => Promise<string | null>;
+
+/** How often a store in an outage is probed: its end is told within this of it answering. */
+export const PROBE_EVERY_MS = 500;
+
+/**
  * Whether one store (a pool and its clients, or a Redis client) is in an outage, told to whoever
- * listens once when it begins and once when it ends, however many calls it refuses meanwhile. An
- * outage ends at the first answer that comes `quietMs` after the last refusal, so a store that
- * answers some calls and refuses others (a Redis Cluster with a master down) is one outage, not a
- * line per alternation.
+ * listens once when it begins and once when it ends, however many calls it refuses meanwhile.
+ * While it lasts the store is probed on a timer of its own, and the first probe that finds all of it
+ * answering ends it: the end is told when the store answers, not when the next request happens to
+ * come (there may be none), and a store that answers some calls and refuses others (a Redis Cluster
+ * with a master down) is one outage, told as partial, not a line per alternation. Without a probe
+ * an outage ends at the first answer `quietMs` after the last refusal.
  */
 export class OutageWatch {
   private since: Date | null = null;
+  private cause = '';
+  private told = false;
   private lastFailure = 0;
   private refused = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private probing = false;
+  private closed = false;
   private readonly listeners = new Set<(e: OutageEvent) => void>();
-  constructor(readonly store: string, private readonly quietMs = 2_000) {}
+  constructor(readonly store: string, private readonly probe?: Probe, private readonly quietMs = 2_000) {}
 
   on(listener: (e: OutageEvent) => void): () => void {
     this.listeners.add(listener);
@@ -29,24 +50,86 @@ export class OutageWatch {
 
   failed(err: unknown): void {
     this.lastFailure = Date.now();
-    this.refused += 1;
-    if (this.since) return;
+    if (this.since || this.closed) return;
     this.since = new Date(this.lastFailure);
-    this.refused = 1;
-    const cause = err instanceof Error ? err.message || err.name : String(err);
-    this.emit({ state: 'began', store: this.store, since: this.since, cause });
+    this.refused = 0;
+    this.cause = err instanceof Error ? err.message || err.name : String(err);
+    if (!this.probe) return this.begin(null);
+    // The first probe says whether all of the store is out or part of it, for the line that begins it.
+    void this.runProbe();
+    this.timer = setInterval(() => void this.runProbe(), PROBE_EVERY_MS);
+    this.timer.unref();
   }
 
   answered(): void {
-    if (!this.since || Date.now() - this.lastFailure < this.quietMs) return;
-    const since = this.since;
+    if (this.probe || !this.since || Date.now() - this.lastFailure < this.quietMs) return;
+    this.end();
+  }
+
+  /** A request was answered 503 because of this outage: what the line that ends it counts. */
+  refusedClient(): void {
+    if (this.since) this.refused += 1;
+  }
+
+  /** No more probes (the store is being closed); an outage still open is not told as ended. */
+  close(): void {
+    this.closed = true;
+    this.stopProbing();
+  }
+
+  private async runProbe(): Promise<void> {
+    if (this.probing || !this.since) return;
+    this.probing = true;
+    let part: string | null = null;
+    let none = false;
+    try {
+      part = await this.probe!();
+    } catch {
+      none = true;
+    } finally {
+      this.probing = false;
+    }
+    if (!this.since || this.closed) return;
+    if (!this.told) this.begin(part);
+    if (!none && part === null) this.end();
+  }
+
+  private begin(part: string | null): void {
+    this.told = true;
+    this.emit({ state: 'began', store: this.store, since: this.since!, cause: this.cause, part });
+  }
+
+  private end(): void {
+    const since = this.since!;
+    this.stopProbing();
     this.since = null;
-    this.emit({ state: 'ended', store: this.store, since, lastedMs: this.lastFailure - since.getTime(), refused: this.refused });
+    this.told = false;
+    this.emit({ state: 'ended', store: this.store, since, lastedMs: Date.now() - since.getTime(), refused: this.refused });
+  }
+
+  private stopProbing(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 
   private emit(e: OutageEvent): void {
     for (const l of this.listeners) l(e);
   }
+}
+
+/** The watch of the store each outage error came from, so the answer it became is counted there. */
+const watchOfError = new WeakMap<object, OutageWatch>();
+
+/** Ties an outage error made outside the translation (a counter failing fast) to `target`'s watch. */
+export function fromStoreOf<E extends object>(target: object, err: E): E {
+  const watch = watches.get(target);
+  if (watch) watchOfError.set(err, watch);
+  return err;
+}
+
+/** A request was answered 503 with `err`: counted in the outage of the store it came from. */
+export function answeredAsOutage(err: unknown): void {
+  if (typeof err === 'object' && err !== null) watchOfError.get(err)?.refusedClient();
 }
 
 const watches = new WeakMap<object, OutageWatch>();
@@ -82,7 +165,9 @@ export function rejectAsOutage(target: object, methods: Iterable<string>, store:
       throw err;
     }
     watch.failed(err);
-    throw new StoreUnavailableError(store, err);
+    const outage = new StoreUnavailableError(store, err);
+    watchOfError.set(outage, watch);
+    throw outage;
   };
   const answered = (v: unknown) => {
     watch.answered();
@@ -99,4 +184,14 @@ export function rejectAsOutage(target: object, methods: Iterable<string>, store:
     };
   }
   return watch;
+}
+
+/**
+ * Logs the failure of background work (a heartbeat, a flush, a sweep). An outage is told by its
+ * store's watch once when it begins and once when it ends, so work that fails because of one says
+ * so at debug level only, instead of a warning per task per round for as long as the outage lasts.
+ */
+export function logTaskFailure(logger: (Pick<Logger, 'warn'> & Partial<Pick<Logger, 'debug'>>) | undefined, err: unknown, msg: string): void {
+  if (err instanceof StoreUnavailableError) logger?.debug?.({ err }, msg);
+  else logger?.warn({ err }, msg);
 }

@@ -1,4 +1,5 @@
-import { evalWrite, type RedisClient, type ReplicaWait } from './redis.ts';
+import type { RedisClient } from './redis.ts';
+import { evalWrite, type ReplicaWait } from './replica-wait.ts';
 import type { Queryable } from './db.ts';
 
 // Leased quota blocks (docs/speed.md): several requests' worth of a key's quota taken from the shared
@@ -118,17 +119,17 @@ export function createRedisQuotaBlocks(redis: RedisClient, prefix = 'keygate:', 
   };
   return {
     async lease(name, windowStart, want, limit, floor, ttlSeconds, t) {
-      const [granted, counted, claimed] = (await evalWrite(redis, wait, LEASE_BLOCK, 2, ...keys(name, windowStart),
-        want, limit, floor, ttlSeconds, t.nowMs, t.leaseMs, t.id, t.claim)) as [number, number, number];
+      const [granted, counted, claimed] = (await evalWrite(redis, wait, { script: LEASE_BLOCK, keys: [...keys(name, windowStart)],
+        args: [want, limit, floor, ttlSeconds, t.nowMs, t.leaseMs, t.id, t.claim] })) as [number, number, number];
       return { granted: Number(granted), counted: Number(counted), claimed: Number(claimed), id: t.id };
     },
     claim: async (name, windowStart, id, want, nowMs) =>
-      Number(await evalWrite(redis, wait, CLAIM, 2, ...keys(name, windowStart), id, want, nowMs)),
+      Number(await evalWrite(redis, wait, { script: CLAIM, keys: [...keys(name, windowStart)], args: [id, want, nowMs] })),
     async handBack(name, windowStart, id, unspent) {
-      await evalWrite(redis, wait, HAND_BACK, 2, ...keys(name, windowStart), id, unspent);
+      await evalWrite(redis, wait, { script: HAND_BACK, keys: [...keys(name, windowStart)], args: [id, unspent] });
     },
     spendOne: async (name, windowStart, limit, ttlSeconds, nowMs) =>
-      Number(await evalWrite(redis, wait, SPEND_ONE, 2, ...keys(name, windowStart), limit, ttlSeconds, nowMs)),
+      Number(await evalWrite(redis, wait, { script: SPEND_ONE, keys: [...keys(name, windowStart)], args: [limit, ttlSeconds, nowMs] })),
   };
 }
 

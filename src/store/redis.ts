@@ -1,6 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { rejectAsOutage, throughOutageOf } from './outage.ts';
-import { StoreUnavailableError } from '../errors.ts';
+import { OutageWatch, rejectAsOutage, type Probe } from './outage.ts';
 import type { HostPort, RedisSetting } from '../config.ts';
 
 // The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
@@ -49,8 +48,46 @@ export function createRedisClient(setting: RedisSetting): RedisClient {
   // CLIENT is left out: ioredis tags each new connection with CLIENT SETINFO, which a Redis before
   // 7.2 refuses; that refusal is no outage (ioredis ignores it) and must not be reported as one.
   const commands = client.getBuiltinCommands().filter((name) => name !== 'client').flatMap((name) => [name, `${name}Buffer`]);
-  rejectAsOutage(client, [...commands, 'call'], REDIS_STORE, () => true);
+  rejectAsOutage(client, [...commands, 'call'], REDIS_STORE, () => true, new OutageWatch(REDIS_STORE, probeOf(client)));
   return client;
+}
+
+/**
+ * Whether the counters' Redis answers, asked while it is in an outage. A Cluster's masters are each
+ * asked: with `cluster-require-full-coverage no` the live ones serve their keys while one is down,
+ * and the outage is told as that part of the store, not the whole.
+ */
+function probeOf(client: RedisClient): Probe {
+  const ping = client.ping.bind(client) as () => Promise<string>;
+  if (!(client instanceof Cluster)) {
+    return async () => {
+      await ping();
+      return null;
+    };
+  }
+  return async () => {
+    // The masters that own slots, as the client last learnt them; each asked on a connection of the
+    // probe's own (the client's may not be open yet, or already dropped for a dead node).
+    const masters = [...new Set(client.slots.map((owners) => owners[0]).filter((k): k is string => !!k))];
+    const answers = await Promise.all(masters.map((m) => answersPing(m, client.options.redisOptions ?? {})));
+    const down = masters.filter((_, i) => !answers[i]);
+    if (!masters.length || down.length === masters.length) throw new Error('no master answers');
+    return down.length ? `${down.length} of ${masters.length} masters not answering: ${down.join(', ')}` : null;
+  };
+}
+
+async function answersPing(nodeKey: string, options: RedisOptions): Promise<boolean> {
+  const at = nodeKey.lastIndexOf(':');
+  const r = new Redis({ ...options, host: nodeKey.slice(0, at), port: Number(nodeKey.slice(at + 1)), lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    return (await r.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
 }
 
 function build(setting: RedisSetting): RedisClient {
@@ -86,34 +123,6 @@ function build(setting: RedisSetting): RedisClient {
         clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
         redisOptions: { ...failFast, reconnectOnError: reconnectOnReadonly },
       });
-  }
-}
-
-/** keygate.yaml's `redis.waitReplicas` and `redis.waitTimeoutMs`. */
-export interface ReplicaWait { waitReplicas: number; waitTimeoutMs: number }
-
-/**
- * Runs a counter-writing script; with `waitReplicas` above 0, a WAIT follows it in the same round
- * trip (one pipeline, so one node even in a Cluster), and the answer comes once that many replicas
- * have the write or the timeout passed. A write that timed out waiting is still counted: refusing
- * it would not take it back.
- */
-export async function evalWrite(redis: RedisClient, wait: ReplicaWait | undefined, script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown> {
-  if (!wait || wait.waitReplicas <= 0) return redis.eval(script, numKeys, ...args);
-  const scriptAnswer = async () => {
-    const answers = await redis.pipeline().eval(script, numKeys, ...args).call('WAIT', wait.waitReplicas, wait.waitTimeoutMs).exec();
-    const [err, value] = answers?.[0] ?? [new Error('no answer'), null];
-    if (err) throw err;
-    return value;
-  };
-  // The pipeline is not one of the client's wrapped commands: its failure goes through the same
-  // translation, so it is part of the one outage that is logged, and its answer can end one. A
-  // client not made by createRedisClient has no translation: its failure is made an outage here.
-  try {
-    return await throughOutageOf(redis, scriptAnswer());
-  } catch (e) {
-    if (e instanceof StoreUnavailableError) throw e;
-    throw new StoreUnavailableError(REDIS_STORE, e instanceof Error ? e : new Error(String(e)));
   }
 }
 

@@ -1,6 +1,6 @@
 // `keygate policy history [--limit N]`, `policy rollback VERSION`, `policy status`.
 import { parseArgs } from 'node:util';
-import { FLEET_HORIZON_MS, fleetView, type FleetStatus } from '../../services/policy/index.ts';
+import { FLEET_HORIZON_MS, FLEET_RETENTION_MS, fleetView, type FleetStatus } from '../../services/policy/index.ts';
 import { safetyChecks } from './checks.ts';
 import { CliError } from './common.ts';
 import { positiveInt, sayOutcome, type Lifecycle } from './lifecycle.ts';
@@ -71,10 +71,10 @@ export function reportFleet(lc: Lifecycle, status: FleetStatus, json: boolean, w
     lc.io.stdout(`${JSON.stringify(fleetView(status))}\n`);
   } else {
     lc.io.stdout(`live version ${liveVersion}${candidateId !== null ? `; candidate ${candidateId} under shadow evaluation` : ''}\n`);
-    if (instances.length === 0) lc.io.stdout(`no instance heard from in the last ${horizonMs / 1000} s\n`);
+    if (instances.length === 0) lc.io.stdout(`no instance heard from in the last ${FLEET_RETENTION_MS / 3_600_000} h\n`);
     for (const i of instances) {
       const shadow = i.shadowId === null ? '' : ` candidate ${i.shadowId}`;
-      lc.io.stdout(`${i.instanceId.slice(0, 8)} ${i.host} pid ${i.pid} version ${i.policyVersion}${shadow} seen ${i.seenAt.toISOString()}${i.lagging ? ' LAGGING' : ''}${i.lagReason ? `: ${oneLine(i.lagReason)}` : ''}\n`);
+      lc.io.stdout(`${i.instanceId.slice(0, 8)} ${i.host} pid ${i.pid} version ${i.policyVersion}${shadow} seen ${i.seenAt.toISOString()}${i.lagging ? ' LAGGING' : ''}${i.reason ? `: ${oneLine(i.reason)}` : ''}\n`);
     }
   }
   if (lagging > 0) {

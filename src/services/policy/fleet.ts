@@ -6,14 +6,20 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Pool } from '../../store/db.ts';
-import { listInstancesSeenSince, recordHeartbeat, type InstanceRow } from '../../store/fleet.ts';
+import { logTaskFailure } from '../../store/outage.ts';
+import { forgetInstance, listInstancesSeenSince, recordHeartbeat, type InstanceRow } from '../../store/fleet.ts';
 import { findCandidate, findLiveVersion } from '../../store/policy-versions.ts';
 import type { Clock } from '../clock.ts';
 import type { LoadedPolicy } from './live.ts';
 
 export const HEARTBEAT_MS = 5_000;
-/** Instances not heard from for this long are taken to have stopped. */
+/**
+ * An instance not heard from for this long is silent: what it enforces is unknown, so it counts as
+ * lagging (a frozen instance may still serve the old version), with its last report shown.
+ */
 export const FLEET_HORIZON_MS = 30_000;
+/** How long a silent instance stays listed (one that stops on purpose leaves at once). */
+export const FLEET_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export interface Heartbeat {
   readonly instanceId: string;
@@ -22,6 +28,8 @@ export interface Heartbeat {
   /** Beats at once, then every `intervalMs`, until `stop`. */
   start(): void;
   stop(): void;
+  /** Takes this instance off the list: a stop on purpose, not a silence. */
+  leave(): Promise<void>;
 }
 
 export interface HeartbeatDeps {
@@ -31,7 +39,7 @@ export interface HeartbeatDeps {
   /** Also run on each tick: the shadow divergence counts ride the same schedule. */
   onTick?: () => Promise<void>;
   intervalMs?: number;
-  logger?: Pick<Logger, 'warn'>;
+  logger?: Pick<Logger, 'warn'> & Partial<Pick<Logger, 'debug'>>;
 }
 
 export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEARTBEAT_MS, logger }: HeartbeatDeps): Heartbeat {
@@ -45,8 +53,8 @@ export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEAR
   };
   const tick = async () => {
     // A database that is down is reported by /readyz; the next tick tries again.
-    await beat().catch((err: unknown) => logger?.warn({ err }, 'policy heartbeat not recorded'));
-    await onTick?.().catch((err: unknown) => logger?.warn({ err }, 'heartbeat task failed'));
+    await beat().catch((err: unknown) => logTaskFailure(logger, err, 'policy heartbeat not recorded'));
+    await onTick?.().catch((err: unknown) => logTaskFailure(logger, err, 'heartbeat task failed'));
   };
 
   return {
@@ -62,10 +70,15 @@ export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEAR
       if (timer) clearInterval(timer);
       timer = null;
     },
+    leave: () => forgetInstance(pool, instanceId),
   };
 }
 
 export interface FleetInstance extends InstanceRow {
+  /** Not heard from within the horizon: it may have died, or be frozen still enforcing its version. */
+  silent: boolean;
+  /** Why it lags, as an operator reads it; null when it does not. */
+  reason: string | null;
   /**
    * It has not loaded the live version (yet: instances reload within a second of a change), or its
    * last attempt to load it failed (`lagReason` says why; it retries every few seconds).
@@ -77,17 +90,27 @@ export interface FleetStatus {
   liveVersion: number;
   /** The candidate under shadow evaluation, if any. */
   candidateId: number | null;
-  /** Every instance heard from within the horizon. */
+  /** Every instance heard from within the retention, silent ones included. */
   instances: FleetInstance[];
   /** How many of them lag. */
   lagging: number;
 }
 
-/** The live version, the candidate, and which instances heard from within `horizonMs` run what. */
-export async function fleetStatus({ pool, clock }: { pool: Pool; clock: Clock }, horizonMs = FLEET_HORIZON_MS): Promise<FleetStatus> {
-  const [live, candidate, seen] = await Promise.all([findLiveVersion(pool), findCandidate(pool), listInstancesSeenSince(pool, new Date(clock().getTime() - horizonMs))]);
+/**
+ * The live version, the candidate, and what each instance heard from within `retentionMs` runs;
+ * one silent for longer than `horizonMs` lags, since what it enforces now is unknown.
+ */
+export async function fleetStatus({ pool, clock }: { pool: Pool; clock: Clock }, horizonMs = FLEET_HORIZON_MS, retentionMs = FLEET_RETENTION_MS): Promise<FleetStatus> {
+  const now = clock().getTime();
+  const [live, candidate, seen] = await Promise.all([findLiveVersion(pool), findCandidate(pool), listInstancesSeenSince(pool, new Date(now - Math.max(retentionMs, horizonMs)))]);
   const liveVersion = live?.version ?? 0;
-  const instances = seen.map((i) => ({ ...i, lagging: i.policyVersion !== liveVersion || i.lagReason !== null }));
+  const instances = seen.map((i) => {
+    const silent = i.seenAt.getTime() < now - horizonMs;
+    const reason = silent
+      ? `silent since ${i.seenAt.toISOString()} (it last reported version ${i.policyVersion})${i.lagReason ? `; its last reload failed: ${i.lagReason}` : ''}`
+      : i.lagReason ?? (i.policyVersion !== liveVersion ? `version ${i.policyVersion} loaded, live is ${liveVersion}; it reloads within 5 s` : null);
+    return { ...i, silent, reason, lagging: reason !== null };
+  });
   return { liveVersion, candidateId: candidate?.id ?? null, instances, lagging: instances.filter((i) => i.lagging).length };
 }
 
@@ -96,5 +119,5 @@ export const fleetView = (f: FleetStatus) => ({
   liveVersion: f.liveVersion,
   candidateId: f.candidateId,
   lagging: f.lagging,
-  instances: f.instances.map((i) => ({ instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId, seenAt: i.seenAt.toISOString(), lagging: i.lagging, lagReason: i.lagReason })),
+  instances: f.instances.map((i) => ({ instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId, seenAt: i.seenAt.toISOString(), lagging: i.lagging, lagReason: i.reason, silent: i.silent })),
 });

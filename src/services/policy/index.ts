@@ -12,7 +12,7 @@ export { createPolicyService, POLICY_CHECK_MS, readPolicyFiles, readStoredPolicy
 export { applyPolicy, createPolicyVersionService, engineOfTexts, textsOf, type ApplyOutcome, type Authorship, type PolicyVersionService } from './versions.ts';
 export { createShadowService, type ShadowService } from './shadow.ts';
 export { createDecisionObserver, DEFAULT_DENY, type DecisionObserver } from './observer.ts';
-export { createHeartbeat, fleetStatus, fleetView, FLEET_HORIZON_MS, HEARTBEAT_MS, type FleetInstance, type FleetStatus, type Heartbeat } from './fleet.ts';
+export { createHeartbeat, fleetStatus, fleetView, FLEET_HORIZON_MS, FLEET_RETENTION_MS, HEARTBEAT_MS, type FleetInstance, type FleetStatus, type Heartbeat } from './fleet.ts';
 export { explain, type Explanation } from './explain.ts';
 
 export interface PolicyAdmin {

@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { decisionKey, type Decision, type PolicyEngine, type PolicySubject } from '../../policy/engine.ts';
 import { subjectAttributes } from '../../policy/patterns.ts';
 import type { Pool } from '../../store/db.ts';
+import { logTaskFailure } from '../../store/outage.ts';
 import { addDivergences, type DivergenceRow } from '../../store/policy-versions.ts';
 import type { Clock } from '../clock.ts';
 
@@ -166,7 +167,7 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
           // Requests counted while the write was in flight stay for the next flush.
           for (const { entry, taken } of list) entry.unflushed -= taken;
         } catch (err) {
-          logger?.warn({ err }, 'could not add shadow divergence counts to the database; keeping them for the next try');
+          logTaskFailure(logger, err, 'could not add shadow divergence counts to the database; keeping them for the next try');
         }
       }
     },
