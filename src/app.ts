@@ -49,6 +49,7 @@ import { dropOwnBearer, oauthTokenResolver } from './http/caller/oauth.ts';
 import { oauthGrantRoutes } from './http/routes/oauth-grants.ts';
 import { localRoutes, routerIndex } from './http/local-routes.ts';
 import type { Caller, GatewayState } from './http/state.ts';
+import type { Exhausted } from './services/events/exhaustion.ts';
 
 export interface AppDeps {
   config: Config;
@@ -79,6 +80,8 @@ export interface AppDeps {
   oauth?: { holder: OAuthHolder; grants: GrantService };
   /** Each caller's share of upstream.maxConcurrentPerCaller, held by REST and MCP forwards alike. */
   slots?: CallerSlots;
+  /** Told when a key's or grant's day is refused (the quota.exhausted event). */
+  onExhausted?: (who: Exhausted, at: Date) => void;
   /** Routers served by the gateway itself beyond the API: the MCP endpoint, the pages. */
   extraRouters?: Router<GatewayState>[];
   /** Answers a refused or unknown browser navigation as a page; false leaves it a problem. */
@@ -222,7 +225,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.use(contentRoute(deps.upstream, config.contentApiKey));
   // Who is asking, what it costs them, whether they may: one layer, three steps in this order.
   const resolve = resolveCaller(resolvers);
-  const spend = spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record);
+  const spend = spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record, deps.onExhausted);
   const decide = enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl });
   // Each step answers at once when it has nothing to wait for (a verified key, a leased block), so
   // the usual key request passes this layer without a promise of its own.

@@ -110,6 +110,21 @@ export async function revokeKey(db: Queryable, id: string, ownerId: string | nul
   return rows[0] ?? null;
 }
 
+/** Live keys, not rotated away, whose expiry falls in (now, until]: the expiry warning's candidates. */
+export async function listKeysExpiringBy(db: Queryable, now: Date, until: Date): Promise<ApiKeyRow[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM apikeys WHERE revoked_at IS NULL AND rotated_to IS NULL AND expires_at > $1 AND expires_at <= $2
+      ORDER BY expires_at LIMIT 10000`,
+    [now, until],
+  );
+  return rows;
+}
+
+/** Marks a key found public, with where; its revocation is written beside it. */
+export async function markLeaked(db: Queryable, id: string, url: string, at: Date): Promise<void> {
+  await db.query('UPDATE apikeys SET leaked_at = $2, leaked_url = $3 WHERE id = $1', [id, at, url]);
+}
+
 export interface AdminKeyRow extends ApiKeyRow { owner_name: string; owner_email: string }
 
 /** The key states an operator filters on; `revoked` is the only one that shows revoked keys. */
