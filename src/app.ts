@@ -50,6 +50,8 @@ import { oauthGrantRoutes } from './http/routes/oauth-grants.ts';
 import { localRoutes, routerIndex } from './http/local-routes.ts';
 import type { Caller, GatewayState } from './http/state.ts';
 import type { Exhausted } from './services/events/exhaustion.ts';
+import type { WebhookService } from './services/events/webhooks.ts';
+import { webhookRoutes } from './http/routes/webhooks.ts';
 
 export interface AppDeps {
   config: Config;
@@ -80,6 +82,8 @@ export interface AppDeps {
   oauth?: { holder: OAuthHolder; grants: GrantService };
   /** Each caller's share of upstream.maxConcurrentPerCaller, held by REST and MCP forwards alike. */
   slots?: CallerSlots;
+  /** Webhook endpoints and their deliveries (the admin API). */
+  webhooks?: WebhookService;
   /** Told when a key's or grant's day is refused (the quota.exhausted event). */
   onExhausted?: (who: Exhausted, at: Date) => void;
   /** Routers served by the gateway itself beyond the API: the MCP endpoint, the pages. */
@@ -206,6 +210,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     ...(features.apiKeys ? [keyLifeRoutes({ rotation: deps.rotation, usage: deps.usage, variant }).prefix(prefix)] : []),
     openApiRoutes(() => buildOpenApi(config)).prefix(prefix),
     ...(oauth ? [oauthGrantRoutes({ grants: oauth.grants }).prefix(prefix)] : []),
+    ...(deps.webhooks ? [webhookRoutes({ webhooks: deps.webhooks }).prefix(prefix)] : []),
     ...(deps.extraRouters ?? []),
   ];
 

@@ -41,6 +41,7 @@ import { createOAuthHolder } from './oauth/holder.ts';
 import { createWorkers, everyWorker } from './services/workers.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './services/events/delivery.ts';
 import { createEventSweep } from './services/events/sweep.ts';
+import { createWebhookService } from './services/events/webhooks.ts';
 import { createExhaustionEvents } from './services/events/exhaustion.ts';
 import { oldestPendingSeconds } from './store/webhook-claims.ts';
 
@@ -254,6 +255,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
     extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
     pageErrors: pageErrors(config),
+    webhooks: createWebhookService({ pool, config, clock }),
     onExhausted: createExhaustionEvents({ pool, onError: (err) => logger.warn({ err }, 'a quota.exhausted event could not be written') }),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.surface.features.oauth ? { holder: oauth, grants } : undefined,
