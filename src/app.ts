@@ -52,6 +52,8 @@ import type { Caller, GatewayState } from './http/state.ts';
 import type { Exhausted } from './services/events/exhaustion.ts';
 import type { WebhookService } from './services/events/webhooks.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
+import type { SecretScanning } from './services/events/secret-scanning.ts';
+import { secretScanningRoutes } from './http/routes/secret-scanning.ts';
 
 export interface AppDeps {
   config: Config;
@@ -84,6 +86,8 @@ export interface AppDeps {
   slots?: CallerSlots;
   /** Webhook endpoints and their deliveries (the admin API). */
   webhooks?: WebhookService;
+  /** GitHub's reports of keys found public; null while secretScanning.github.enabled is false. */
+  secretScanning?: SecretScanning | null;
   /** Told when a key's or grant's day is refused (the quota.exhausted event). */
   onExhausted?: (who: Exhausted, at: Date) => void;
   /** Routers served by the gateway itself beyond the API: the MCP endpoint, the pages. */
@@ -211,6 +215,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     openApiRoutes(() => buildOpenApi(config)).prefix(prefix),
     ...(oauth ? [oauthGrantRoutes({ grants: oauth.grants }).prefix(prefix)] : []),
     ...(deps.webhooks ? [webhookRoutes({ webhooks: deps.webhooks }).prefix(prefix)] : []),
+    secretScanningRoutes({ scanning: deps.secretScanning ?? null }).prefix(prefix),
     ...(deps.extraRouters ?? []),
   ];
 

@@ -42,6 +42,7 @@ import { createWorkers, everyWorker } from './services/workers.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './services/events/delivery.ts';
 import { createEventSweep } from './services/events/sweep.ts';
 import { createWebhookService } from './services/events/webhooks.ts';
+import { createSecretScanning } from './services/events/secret-scanning.ts';
 import { createExhaustionEvents } from './services/events/exhaustion.ts';
 import { oldestPendingSeconds } from './store/webhook-claims.ts';
 
@@ -256,6 +257,9 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
     pageErrors: pageErrors(config),
     webhooks: createWebhookService({ pool, config, clock }),
+    secretScanning: config.secretScanning.github.enabled && config.apiKeys.enabled
+      ? createSecretScanning({ pool, keysUrl: config.secretScanning.github.keysUrl, prefix: config.apiKeys.prefix, revokeLeaked: keys.revokeLeaked })
+      : null,
     onExhausted: createExhaustionEvents({ pool, onError: (err) => logger.warn({ err }, 'a quota.exhausted event could not be written') }),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.surface.features.oauth ? { holder: oauth, grants } : undefined,
