@@ -20,7 +20,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(path = '/hook'): Promise<Receiver> {
+/** On `port` when given: an endpoint that was down, back up on its address. */
+export async function startReceiver(port = 0, path = '/hook'): Promise<Receiver> {
   const r: Receiver = {
     url: '', port: 0, received: [], status: 204, headers: {}, answerBytes: 0,
     events: (type) => r.received.map((x) => JSON.parse(x.body)).filter((e) => !type || e.type === type),
@@ -47,7 +48,7 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
       } else res.end('ok');
     });
   });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
+  await new Promise<void>((ok) => server.listen(port, '127.0.0.1', () => ok()));
   r.port = (server.address() as AddressInfo).port;
   r.url = `http://127.0.0.1:${r.port}${path}`;
   return r;
