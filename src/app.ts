@@ -52,6 +52,7 @@ import type { Caller, GatewayState } from './http/state.ts';
 import type { Exhausted } from './services/events/exhaustion.ts';
 import type { WebhookService } from './services/events/webhooks.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
+import { leakedKeyRoutes } from './http/routes/leaked-keys.ts';
 import type { SecretScanning } from './services/events/secret-scanning.ts';
 import { secretScanningRoutes } from './http/routes/secret-scanning.ts';
 
@@ -207,7 +208,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   const local = [
     healthRoutes({ probes: deps.probes, registry: deps.registry, readiness: deps.readiness }),
     authRoutes({ accounts: deps.accounts, signUp: config.auth.signUp, secureCookies: config.publicUrl?.startsWith('https:') ?? false }).prefix(prefix),
-    ...(features.apiKeys ? [apiKeyRoutes({ keys: deps.keys, variant }).prefix(prefix)] : []),
+    ...(features.apiKeys ? [apiKeyRoutes({ keys: deps.keys, variant }).prefix(prefix), leakedKeyRoutes({ keys: deps.keys }).prefix(prefix)] : []),
     adminRoutes({ keys: deps.keys, accounts: deps.accounts, audit: deps.audit }).prefix(prefix),
     consoleRoutes({ console: deps.console, accounts: deps.accounts, audit: deps.audit, plans: config.plans }).prefix(prefix),
     scopeRoutes({ policy: deps.policy, config }).prefix(prefix),

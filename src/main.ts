@@ -254,7 +254,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   ]);
   const { app, routes } = createApp({
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy, leakedKeys: keys.listLeakedKeys }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
     pageErrors: pageErrors(config),
     webhooks: createWebhookService({ pool, config, clock }),
     secretScanning: config.secretScanning.github.enabled && config.apiKeys.enabled

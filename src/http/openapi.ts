@@ -12,6 +12,7 @@ import { oauthGrantOperations } from './routes/oauth-grants.ts';
 import { openApiOperations } from './routes/openapi.ts';
 import { webhookOperations } from './routes/webhooks.ts';
 import { secretScanningOperations } from './routes/secret-scanning.ts';
+import { leakedKeyOperations } from './routes/leaked-keys.ts';
 import { healthOperations } from './routes/health.ts';
 import { mcpOperations } from '../mcp/routes.ts';
 import * as s from './openapi-schemas.ts';
@@ -82,7 +83,7 @@ function operations(config: Pick<Config, 'surface'>): Operation[] {
   const underPrefix: Operation[] = [
     ...Object.values(authOperations), ...Object.values(apiKeyOperations(variant)), ...Object.values(keyLifeOperations(variant)),
     ...Object.values(scopeOperations), ...Object.values(adminOperations), ...Object.values(consoleOperations), ...Object.values(oauthGrantOperations), ...Object.values(openApiOperations),
-    ...Object.values(webhookOperations), ...Object.values(secretScanningOperations),
+    ...Object.values(webhookOperations), ...Object.values(secretScanningOperations), ...Object.values(leakedKeyOperations),
   ];
   return [
     ...underPrefix.map((op) => ({ ...op, path: `${paths.api}${op.path}` })),

@@ -30,6 +30,7 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   route('GET', '/api/auth/organization/list'),
   route('GET', '/api/auth/organization/get-active-member'),
   route('GET', '/api/api-keys'),
+  route('GET', '/api/api-keys/leaked'),
   route('POST', '/api/api-keys'),
   route('DELETE', '/api/api-keys/:id'),
   route('GET', '/api/scopes'),

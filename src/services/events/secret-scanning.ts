@@ -1,7 +1,7 @@
 import { verify } from 'node:crypto';
 import { request } from 'undici';
 import type { Pool } from '../../store/db.ts';
-import { findKeyByHash } from '../../store/apikeys.ts';
+import { findKeysByHashes } from '../../store/apikeys.ts';
 import { hasValidChecksum, KEY_BODY_LENGTH } from '../keys/format.ts';
 import { sha256 } from '../secrets.ts';
 import type { Leak } from '../keys/service.ts';
@@ -67,22 +67,23 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
     }
   }
 
-  /** Each token: ours (revoked now if live) or not; a token not in keygate's format costs no query. */
+  /**
+   * Each token: ours (revoked now if live) or not, in the report's order. A token not in keygate's
+   * format costs no query; the rest are looked up together, in one query per report.
+   */
   async function judge(tokens: ReportedToken[]): Promise<TokenVerdict[]> {
+    const ours = (t: ReportedToken) => t.token.startsWith(prefix) && t.token.length === prefix.length + KEY_BODY_LENGTH && hasValidChecksum(t.token);
+    const candidates = tokens.filter(ours);
+    const stored = new Map<string, { id: string; revoked_at: Date | null }>();
+    if (candidates.length > 0) {
+      for (const row of await findKeysByHashes(pool, candidates.map((t) => sha256(t.token)))) stored.set(row.key_hash.toString('hex'), row);
+    }
     const out: TokenVerdict[] = [];
     for (const t of tokens) {
-      const verdict = (label: TokenVerdict['label']) => out.push({ token_raw: t.token, token_type: t.type, label });
-      if (!t.token.startsWith(prefix) || t.token.length !== prefix.length + KEY_BODY_LENGTH || !hasValidChecksum(t.token)) {
-        verdict('false_positive');
-        continue;
-      }
-      const row = await findKeyByHash(pool, sha256(t.token), false);
-      if (!row) {
-        verdict('false_positive');
-        continue;
-      }
-      if (!row.revoked_at) await revokeLeaked(row.id, { url: t.url, source: t.source });
-      verdict('true_positive');
+      const row = ours(t) ? stored.get(sha256(t.token).toString('hex')) : undefined;
+      // Revoked one by one through the key service: each is audited, signalled and announced.
+      if (row && !row.revoked_at && (await revokeLeaked(row.id, { url: t.url, source: t.source }))) row.revoked_at = new Date();
+      out.push({ token_raw: t.token, token_type: t.type, label: row ? 'true_positive' : 'false_positive' });
     }
     return out;
   }

@@ -29,6 +29,8 @@ export type RevokeReason = 'owner' | 'admin' | 'leaked';
 /** Where a key was found public, as the report says. */
 export interface Leak { url: string; source: string }
 
+export interface LeakedKeyView { id: string; name: string; start: string; leakedAt: string; leakedUrl: string }
+
 export interface CreateInput extends GrantInput, ExpiryChoice { name: string }
 export interface UpdateInput { name?: string; enabled?: boolean; expiresAt?: Date | null }
 
@@ -205,6 +207,13 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
     async adminRevokeKey(adminId: string, keyId: string, meta: RequestMeta): Promise<void> {
       requireEnabled();
       if (!(await revoke(actorOf({ userId: adminId }), null, keyId, meta, 'admin'))) throw notFound('API key');
+    },
+
+    /** The owner's keys revoked because they were found public, with where (the last 30 days). */
+    async listLeakedKeys(userId: string): Promise<LeakedKeyView[]> {
+      requireEnabled();
+      return (await keys.listLeakedKeys(pool, userId, clock()))
+        .map((r) => ({ id: r.id, name: r.name, start: r.start, leakedAt: r.leaked_at.toISOString(), leakedUrl: r.leaked_url }));
     },
 
     /** A key found public: revoked at once on every instance; false when it was not live. */
