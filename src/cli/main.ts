@@ -9,6 +9,8 @@ import { orgCommands, runUserCommand, runOrgCommand, usageOf, userCommands } fro
 import { USAGE as POLICY_USAGE, policyUsages, runPolicyCommand } from './policy/index.ts';
 import { isLiveCommand, runLiveCommand } from './policy/live.ts';
 import { exitOnSignals } from '../shutdown.ts';
+import { runWebhookCommand, webhookCommands, webhookUsage } from './webhook.ts';
+import { createWebhookService } from '../services/events/webhooks.ts';
 import { userInfo } from 'node:os';
 
 const subcommandsOf = (usages: Record<string, string>): Record<string, Usage> => Object.fromEntries(Object.entries(usages).map(([name, usage]) => [name, { usage }]));
@@ -22,6 +24,7 @@ export const commandTable: Record<string, Usage> = {
   migrate: { usage: 'keygate migrate [--config FILE]\n  apply the database migrations' },
   user: { usage: usageOf(userCommands), subcommands: userCommands },
   org: { usage: usageOf(orgCommands), subcommands: orgCommands },
+  webhook: { usage: webhookUsage(), subcommands: webhookCommands },
   policy: {
     usage: POLICY_USAGE.trimEnd(),
     subcommands: subcommandsOf(policyUsages),
@@ -37,6 +40,7 @@ const USAGE = `usage: keygate <command> [--config FILE] (--help on any command a
   user set-plan --email E --plan P
   user ban|unban --email E
   org set-plan --slug S --plan P
+  webhook add|list|remove|rotate|test|deliveries|redeliver ... [--json]
   policy test|explain|lint|diff ...
   policy apply [FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT] [--wait SECONDS]
   policy history [--limit N] | rollback VERSION | status [--wait SECONDS] | shadow report|off | promote
@@ -134,6 +138,8 @@ export async function main(argv: string[], entry: CliEntry): Promise<number> {
         return await withDatabase(config, (db) => runUserCommand(accountsOn(db, config), config, args, io));
       case 'org':
         return await withDatabase(config, (db) => runOrgCommand(accountsOn(db, config), config, args, io));
+      case 'webhook':
+        return await withDatabase(config, (db) => runWebhookCommand(createWebhookService({ pool: db.pool, config, clock: systemClock }), config, args, io));
       default:
         throw new UsageError(`unknown command "${command}"\n${USAGE}`);
     }
