@@ -31,6 +31,7 @@ import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { webRoutes } from './web/routes.ts';
 import { consolePages } from './web/console/routes.ts';
+import { webhookPages } from './web/console/webhooks.ts';
 import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
 import { createMcpSessionIds } from './services/mcp-session-ids.ts';
@@ -252,11 +253,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     { name: 'usage flush', stop: () => usage.close() },
     sender,
   ]);
+  const webhooks = createWebhookService({ pool, config, clock });
   const { app, routes } = createApp({
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy, leakedKeys: keys.listLeakedKeys }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy, leakedKeys: keys.listLeakedKeys }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage }), webhookPages({ config, webhooks })],
     pageErrors: pageErrors(config),
-    webhooks: createWebhookService({ pool, config, clock }),
+    webhooks,
     secretScanning: config.secretScanning.github.enabled && config.apiKeys.enabled
       ? createSecretScanning({ pool, keysUrl: config.secretScanning.github.keysUrl, prefix: config.apiKeys.prefix, revokeLeaked: keys.revokeLeaked })
       : null,
