@@ -3,7 +3,6 @@ import type { Browser } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { describeViolations, launchBrowser, openContext, screenshot, seriousViolations, signedUpUser } from '../../support/browser.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { Client } from '../../support/http.ts';
 import { until } from '../../support/until.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
@@ -48,7 +47,6 @@ describe('web: the webhooks console page', function () {
       await until('both key events', () => hook.events('key.created').length === 1 && hook.events('key.revoked').length === 1, 10_000);
       const wh = new Webhook(secret);
       for (const r of hook.received) wh.verify(r.body, { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) });
-      expect(new Client(gw.url)).to.exist;
 
       await t.page.goto('/admin/webhooks');
       await t.page.getByRole('button', { name: 'Send test' }).click();
