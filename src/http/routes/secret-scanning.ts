@@ -16,7 +16,7 @@ export const secretScanningOperations = {
   github: {
     method: 'post', path: '/secret-scanning/github', tag: 'keys', security: 'public', body: scanningReport,
     summary: "GitHub secret scanning's report of keys found public: each live key named is revoked at once; signed by GitHub (ECDSA P-256)",
-    ok: { status: 200, schema: verdicts }, problems: ['UNAUTHENTICATED', 'VALIDATION_FAILED', 'NOT_FOUND'],
+    ok: { status: 200, schema: verdicts }, problems: ['UNAUTHENTICATED', 'VALIDATION_FAILED', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
   },
 } satisfies Record<string, Operation>;
 

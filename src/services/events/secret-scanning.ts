@@ -1,5 +1,6 @@
 import { verify } from 'node:crypto';
 import { request } from 'undici';
+import { AppError } from '../../errors.ts';
 import type { Pool } from '../../store/db.ts';
 import { findKeysByHashes } from '../../store/apikeys.ts';
 import { hasValidChecksum, KEY_BODY_LENGTH } from '../keys/format.ts';
@@ -51,7 +52,12 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
 
   async function keyFor(identifier: string): Promise<string | null> {
     const age = nowMs() - readAt;
-    if (age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS)) await readKeys();
+    if (age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS)) {
+      // Keys read before keep serving while the URL is away; with none at all, GitHub is told to retry.
+      await readKeys().catch(() => {
+        if (keys.size === 0) throw new AppError('SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 });
+      });
+    }
     return keys.get(identifier) ?? null;
   }
 
