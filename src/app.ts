@@ -50,6 +50,12 @@ import { dropOwnBearer, oauthTokenResolver } from './http/caller/oauth.ts';
 import { oauthGrantRoutes } from './http/routes/oauth-grants.ts';
 import { localRoutes, routerIndex } from './http/local-routes.ts';
 import type { Caller, GatewayState } from './http/state.ts';
+import type { Exhausted } from './services/events/exhaustion.ts';
+import type { WebhookService } from './services/events/webhooks.ts';
+import { webhookRoutes } from './http/routes/webhooks.ts';
+import { leakedKeyRoutes } from './http/routes/leaked-keys.ts';
+import type { SecretScanning } from './services/events/secret-scanning.ts';
+import { secretScanningRoutes } from './http/routes/secret-scanning.ts';
 
 export interface AppDeps {
   config: Config;
@@ -80,6 +86,12 @@ export interface AppDeps {
   oauth?: { holder: OAuthHolder; grants: GrantService; unknownTokens: UnknownTokenScreen };
   /** Each caller's share of upstream.maxConcurrentPerCaller, held by REST and MCP forwards alike. */
   slots?: CallerSlots;
+  /** Webhook endpoints and their deliveries (the admin API). */
+  webhooks?: WebhookService;
+  /** GitHub's reports of keys found public; null while secretScanning.github.enabled is false. */
+  secretScanning?: SecretScanning | null;
+  /** Told when a key's or grant's day is refused (the quota.exhausted event). */
+  onExhausted?: (who: Exhausted, at: Date) => void;
   /** Routers served by the gateway itself beyond the API: the MCP endpoint, the pages. */
   extraRouters?: Router<GatewayState>[];
   /** Answers a refused or unknown browser navigation as a page; false leaves it a problem. */
@@ -198,7 +210,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   const local = [
     healthRoutes({ probes: deps.probes, registry: deps.registry, readiness: deps.readiness }),
     authRoutes({ accounts: deps.accounts, signUp: config.auth.signUp, secureCookies: config.publicUrl?.startsWith('https:') ?? false }).prefix(prefix),
-    ...(features.apiKeys ? [apiKeyRoutes({ keys: deps.keys, variant }).prefix(prefix)] : []),
+    ...(features.apiKeys ? [apiKeyRoutes({ keys: deps.keys, variant }).prefix(prefix), leakedKeyRoutes({ keys: deps.keys }).prefix(prefix)] : []),
     adminRoutes({ keys: deps.keys, accounts: deps.accounts, audit: deps.audit }).prefix(prefix),
     consoleRoutes({ console: deps.console, accounts: deps.accounts, audit: deps.audit, plans: config.plans }).prefix(prefix),
     scopeRoutes({ policy: deps.policy, config }).prefix(prefix),
@@ -206,6 +218,8 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     // Built on the first request, when `routes` below is known: the pages are described from it.
     openApiRoutes(() => buildOpenApi(config, routes)).prefix(prefix),
     ...(oauth ? [oauthGrantRoutes({ grants: oauth.grants }).prefix(prefix)] : []),
+    ...(deps.webhooks ? [webhookRoutes({ webhooks: deps.webhooks }).prefix(prefix)] : []),
+    secretScanningRoutes({ scanning: deps.secretScanning ?? null }).prefix(prefix),
     ...(deps.extraRouters ?? []),
   ];
 
@@ -225,7 +239,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.use(contentRoute(deps.upstream, config.contentApiKey));
   // Who is asking, what it costs them, whether they may: one layer, three steps in this order.
   const resolve = resolveCaller(resolvers);
-  const spend = spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record);
+  const spend = spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record, deps.onExhausted);
   const decide = enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl });
   // Each step answers at once when it has nothing to wait for (a verified key, a leased block), so
   // the usual key request passes this layer without a promise of its own.

@@ -9,6 +9,10 @@ import { z } from 'zod';
 // One wording for every count in the file, whichever check failed (type, fraction or sign).
 const POSITIVE_INT = { error: 'expected a positive integer' };
 const positiveInt = z.number(POSITIVE_INT).int(POSITIVE_INT).positive(POSITIVE_INT);
+/** A span written as a number and a unit: `500ms`, `1s`, `5m`, `2h`, `5d`. */
+const duration = z.string().regex(/^[1-9][0-9]{0,8}(ms|s|m|h|d)$/, 'a duration such as 5s, 5m, 2h or 5d');
+// Where GitHub publishes the keys that sign its secret-scanning reports.
+const GITHUB_SCANNING_KEYS_URL = 'https://api.github.com/meta/public_keys/secret_scanning';
 
 /** The short windows a plan may bound beside its day, and their lengths in seconds. */
 export const RATE_WINDOWS = { '1s': 1, '10s': 10, '1m': 60, '10m': 600, '1h': 3600 } as const;
@@ -153,6 +157,29 @@ export const configSchema = z
       .object({ maxConnections: positiveInt.default(10_000) })
       .strict()
       .default({ maxConnections: 10_000 }),
+    webhooks: z
+      .object({
+        // Waits between a failed delivery and its next attempt; past the last one it is failed.
+        retrySchedule: z.array(duration).min(1).max(20).default(['5s', '5m', '30m', '2h', '5h', '10h', '10h']),
+        // An endpoint whose deliveries have all failed this long is disabled.
+        disableAfter: duration.default('5d'),
+        // http and loopback or private addresses let through: for tests and local receivers only.
+        allowPrivateAddresses: z.boolean().default(false),
+      })
+      .strict()
+      .default({ retrySchedule: ['5s', '5m', '30m', '2h', '5h', '10h', '10h'], disableAfter: '5d', allowPrivateAddresses: false }),
+    secretScanning: z
+      .object({
+        github: z
+          .object({
+            enabled: z.boolean().default(false),
+            keysUrl: z.string().url().default(GITHUB_SCANNING_KEYS_URL),
+          })
+          .strict()
+          .default({ enabled: false, keysUrl: GITHUB_SCANNING_KEYS_URL }),
+      })
+      .strict()
+      .default({ github: { enabled: false, keysUrl: GITHUB_SCANNING_KEYS_URL } }),
   })
   .strict()
   .superRefine((c, ctx) => {

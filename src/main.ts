@@ -32,6 +32,7 @@ import { callerSlots } from './http/proxy/concurrency.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { pageConfig, webRoutes } from './web/routes.ts';
 import { consolePages } from './web/console/routes.ts';
+import { webhookPages } from './web/console/webhooks.ts';
 import { pageErrors } from './web/error-page.ts';
 import { createGrantService } from './services/oauth-grants.ts';
 import { createMcpSessionIds } from './services/mcp-session-ids.ts';
@@ -40,6 +41,13 @@ import { findSecrets } from './store/oauth.ts';
 import { oauthErrorRenderer, oauthRoutes } from './http/routes/oauth.ts';
 import { oauthPages } from './web/consent.ts';
 import { createOAuthHolder } from './oauth/holder.ts';
+import { createWorkers, everyWorker } from './services/workers.ts';
+import { createDeliveryWorker, type DeliveryWorker } from './services/events/delivery.ts';
+import { createEventSweep } from './services/events/sweep.ts';
+import { createWebhookService } from './services/events/webhooks.ts';
+import { createSecretScanning } from './services/events/secret-scanning.ts';
+import { createExhaustionEvents } from './services/events/exhaustion.ts';
+import { oldestPendingSeconds } from './store/webhook-claims.ts';
 
 const OAUTH_SWEEP_MS = 60 * 60 * 1000;
 /** The PostgreSQL counter store's own pool (only without Redis). */
@@ -68,6 +76,8 @@ export interface GatewayOptions {
   usageFlush?: { intervalMs?: number; every?: Every };
   /** Leased quota blocks: sizes and timings; tests set sweepIntervalMs 0 and sweep by hand. */
   quotaLease?: Pick<LeaseOptions, 'floor' | 'blockSize' | 'blockTtlMs' | 'sweepIntervalMs'>;
+  /** How often the event sender looks for due deliveries (default 1 s). */
+  webhookPollMs?: number;
   /** A certificate authority trusted for client metadata documents (tests serve them over https with their own). */
   clientMetadataCa?: string;
 }
@@ -89,6 +99,8 @@ export interface Gateway {
   shutdown(graceMs?: number): Promise<{ cutOff: number }>;
   /** The instance's quota spender, whose blocks a test may hand back at once with sweep(). */
   quota: QuotaSpender;
+  /** The event sender; a test may have it look for due deliveries at once. */
+  events: DeliveryWorker;
   /** A shutdown without grace: what is in flight is cut at once (tests). */
   close(): Promise<void>;
 }
@@ -182,12 +194,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // Listen before reading the stored policy and the last change, so a change in between is heard.
   // LISTEN needs a session of its own: through a transaction pooler it would never hear a thing.
   const listener = await listen(directUrl, onSignal, (r) => void onReconnect(r), opts.signalCheck);
-  await changes.start();
   await policyService.bootstrap();
   const policy = policyService.holder;
-  heartbeat.start();
-  // Besides the signal: a lost signal or a failed reload is caught up within one check.
-  const stopPolicyCheck = (opts.every ?? systemEvery)(POLICY_CHECK_MS, () => policyService.check());
   const accounts = createAccountService({ pool, clock, sessionTtlDays: config.auth.sessionTtlDays, forget: verifier.forget, signInThrottle: createSignInThrottle({ counters, clock }) });
   const keys = createKeyService({ pool, counters, config, clock, forget: verifier.forget, scopes: () => policy.current.scopes, swallowed });
   const rotation = createRotationService({ pool, counters, config, clock, forget: verifier.forget, swallowed });
@@ -203,9 +211,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // built by the first request that needs it.
   const oauth = createOAuthHolder();
   const closeHooks = createCloseHooks();
+  const eventSweep = createEventSweep({ pool, clock });
   // Expired codes, sessions, interactions and tokens, and clients never authorized, go hourly;
   // every instance sweeps, and a sweep that finds nothing costs two indexed deletes.
-  const stopOAuthSweep = (opts.every ?? systemEvery)(OAUTH_SWEEP_MS, async () => {
+  const sweepHourly = async () => {
     try {
       const swept = await grants.sweep();
       if (swept.expired || swept.unusedClients || swept.endedGrants) logger.debug(swept, 'OAuth store swept');
@@ -219,11 +228,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     } catch (err) {
       logTaskFailure(logger, err, 'the change record could not be pruned; tried again within the hour');
     }
-  });
-  closeHooks.add('oauth-sweep', async () => stopOAuthSweep());
+    try {
+      const swept = await eventSweep();
+      if (swept.warned || swept.pruned) logger.debug(swept, 'events swept: expiry warnings said, old events pruned');
+    } catch (err) {
+      logger.warn({ err }, 'expiry warnings or the event prune failed; tried again within the hour');
+    }
+  };
   closeHooks.add('last-use', () => verifier.flush());
-  // After the server stopped taking requests, before the pool closes: the last tallies are kept.
-  closeHooks.add('usage', () => usage.close());
   closeHooks.add('shadow-divergences', () => observer.flush());
   // Unspent leased quota goes back to the shared counter, for the other instances to spend.
   closeHooks.add('leased-quota', () => quota.close());
@@ -241,11 +253,34 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   if (config.surface.features.mcp) await mcpSessionIds.load();
   const audit = createAuditService({ pool });
   const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy });
+  const deliveries = new Counter({ name: 'keygate_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome: delivered, retrying (failed, tried again later), failed (no attempt left)', labelNames: ['outcome'], registers: [registry] });
+  new Gauge({
+    name: 'keygate_webhook_oldest_undelivered_seconds', help: 'Age of the oldest webhook delivery not yet delivered nor failed (0: none)', registers: [registry],
+    async collect() { this.set(await oldestPendingSeconds(pool)); },
+  });
+  const sender = createDeliveryWorker({ pool, config, logger, pollMs: opts.webhookPollMs, onOutcome: (outcome) => deliveries.inc({ outcome }) });
+  // Started once the instance is ready, stopped in reverse after its last request.
+  const workers = createWorkers([
+    { name: 'change follower', start: () => changes.start() },
+    { name: 'heartbeat', start: () => heartbeat.start(), stop: () => heartbeat.stop() },
+    // Besides the signal: a lost signal or a failed reload is caught up within one check.
+    everyWorker('policy check', opts.every ?? systemEvery, POLICY_CHECK_MS, () => policyService.check()),
+    everyWorker('hourly sweeps', opts.every ?? systemEvery, OAUTH_SWEEP_MS, sweepHourly),
+    // After the server stopped taking requests, before the pool closes: the last tallies are kept.
+    { name: 'usage flush', stop: () => usage.close() },
+    sender,
+  ]);
+  const webhooks = createWebhookService({ pool, config, clock });
   const consentPages = oauthPages(pageConfig(config));
   const { app, routes } = createApp({
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ oauth, grants, pages: consentPages }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ oauth, grants, pages: consentPages }), webRoutes({ config, policy, leakedKeys: keys.listLeakedKeys }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage }), webhookPages({ config, webhooks })],
     pageErrors: pageErrors(config),
+    webhooks,
+    secretScanning: config.secretScanning.github.enabled && config.apiKeys.enabled
+      ? createSecretScanning({ pool, keysUrl: config.secretScanning.github.keysUrl, prefix: config.apiKeys.prefix, revokeLeaked: keys.revokeLeaked })
+      : null,
+    onExhausted: createExhaustionEvents({ pool, onError: (err) => logger.warn({ err }, 'a quota.exhausted event could not be written') }),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.surface.features.oauth ? { holder: oauth, grants, unknownTokens: createUnknownTokenScreen({ pool, clock, lifetimeMs: ACCESS_TOKEN_SECONDS * 1000 }) } : undefined,
     probes: [
@@ -259,6 +294,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // Headers whole within 10 s (Node's own default is a minute, checked every 30 s, so a
   // slow-headers client held its socket about 66 s); past server.maxConnections Node closes a new
   // connection at once, so a flood of idle sockets cannot take every file descriptor.
+  await workers.start();
   const headersTimeout = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   const server = createServer({ headersTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) }, tracker.listener(app.callback()));
   server.maxConnections = config.server.maxConnections;
@@ -285,10 +321,9 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
   let stopped: Promise<{ cutOff: number }> | null = null;
   const shutdown = (graceMs = SHUTDOWN_GRACE_MS) => (stopped ??= (async () => {
-    heartbeat.stop();
-    stopPolicyCheck();
     const drained = await tracker.drain(server, graceMs);
     if (drained.cutOff) logger.warn({ requests: drained.cutOff, graceMs }, 'stopping: requests still in flight were cut off');
+    await workers.stop(logger);
     // After the last request, so nothing they buffered is left behind; before the pools close.
     await closeHooks.run(logger);
     // Off the fleet's list: a stop on purpose is not an instance gone silent.
@@ -306,7 +341,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   })());
 
   return {
-    server, url, pool, routes, closeHooks, shutdown, quota,
+    server, url, pool, routes, closeHooks, shutdown, quota, events: sender,
     policy: { service: policyService, heartbeat, observer },
     close: async () => void (await shutdown(0)),
   };

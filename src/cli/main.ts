@@ -10,6 +10,8 @@ import { orgCommands, runUserCommand, runOrgCommand, userCommands } from './acco
 import { policyUsages, runPolicyCommand } from './policy/index.ts';
 import { isLiveCommand, runLiveCommand } from './policy/live.ts';
 import { exitOnSignals } from '../shutdown.ts';
+import { runWebhookCommand, webhookCommands } from './webhook.ts';
+import { createWebhookService } from '../services/events/webhooks.ts';
 import { userInfo } from 'node:os';
 
 /**
@@ -31,6 +33,10 @@ export const commandTable: Record<string, Usage> = {
   },
   user: { usage: 'keygate user <subcommand> [flags]', about: 'Creates and manages accounts from the shell.', subcommands: userCommands },
   org: { usage: 'keygate org <subcommand> [flags]', about: "Sets an organization's plan.", subcommands: orgCommands },
+  webhook: {
+    usage: 'keygate webhook <subcommand> [flags]', about: 'Registers and inspects the signed webhook endpoints events are sent to.',
+    subcommands: webhookCommands,
+  },
   policy: {
     usage: 'keygate policy <subcommand> [flags]', about: 'Checks, explains, stores and rolls back the access policy.', subcommands: policyUsages,
   },
@@ -143,6 +149,8 @@ export async function main(argv: string[], entry: CliEntry): Promise<number> {
         return await withDatabase(config, (db) => runUserCommand(accountsOn(db, config), config, args, io));
       case 'org':
         return await withDatabase(config, (db) => runOrgCommand(accountsOn(db, config), config, args, io));
+      case 'webhook':
+        return await withDatabase(config, (db) => runWebhookCommand(createWebhookService({ pool: db.pool, config, clock: systemClock }), config, args, io));
       default:
         throw new UsageError(`unknown command "${command}"\n${commandList()}`);
     }

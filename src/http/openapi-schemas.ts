@@ -111,3 +111,25 @@ export const problem = z.looseObject({
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
   requiredPermission: z.string().optional(),
 });
+
+export const webhook = z.object({
+  id, url: z.string(),
+  events: z.array(z.string()).nullable().describe('null: every type'),
+  description: z.string(), enabled: z.boolean(),
+  disabledReason: z.string().nullable().describe('`failing` when keygate disabled it after days of failed deliveries'),
+  createdAt: instant,
+});
+export const createdWebhook = webhook.extend({ secret: z.string().describe('whsec_ and base64 of 32 bytes. Sent once, never again.') });
+export const webhookList = z.object({ webhooks: z.array(webhook) });
+export const rotatedWebhookSecret = z.object({ secret: z.string(), previousSecretExpiresAt: instant });
+export const webhookTest = z.object({ eventId: z.string() });
+export const webhookDeliveries = z.object({
+  deliveries: z.array(z.object({
+    eventId: z.string(), type: z.string(), state: z.enum(['pending', 'delivered', 'failed']), createdAt: instant,
+    nextAttemptAt: instant.nullable(),
+    attempts: z.array(z.object({
+      at: instant, status: z.int().nullable(), durationMs: z.int(), error: z.string().nullable(),
+      response: z.string().nullable().describe("The answer's first 1 KB"),
+    })),
+  })),
+});

@@ -10,6 +10,9 @@ import { keyLifeOperations } from './routes/key-life.ts';
 import { scopeOperations } from './routes/scopes.ts';
 import { oauthGrantOperations } from './routes/oauth-grants.ts';
 import { openApiOperations } from './routes/openapi.ts';
+import { webhookOperations } from './routes/webhooks.ts';
+import { secretScanningOperations } from './routes/secret-scanning.ts';
+import { leakedKeyOperations } from './routes/leaked-keys.ts';
 import { healthOperations } from './routes/health.ts';
 import { mcpOperations } from './mcp-operations.ts';
 import { oauthOperations } from './oauth-operations.ts';
@@ -83,6 +86,7 @@ function operations(config: Pick<Config, 'surface'>): Operation[] {
   const underPrefix: Operation[] = [
     ...Object.values(authOperations), ...Object.values(apiKeyOperations(variant)), ...Object.values(keyLifeOperations(variant)),
     ...Object.values(scopeOperations), ...Object.values(adminOperations), ...Object.values(consoleOperations), ...Object.values(oauthGrantOperations), ...Object.values(openApiOperations),
+    ...Object.values(webhookOperations), ...Object.values(secretScanningOperations), ...Object.values(leakedKeyOperations),
   ];
   return [
     ...underPrefix.map((op) => ({ ...op, path: `${paths.api}${op.path}` })),

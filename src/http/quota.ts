@@ -5,6 +5,7 @@ import type { QuotaOutcome } from '../services/quota.ts';
 import type { UsageCounted } from '../services/usage.ts';
 import type { Caller, GatewayContext } from './state.ts';
 import { RATE_WINDOWS } from '../config.ts';
+import type { Exhausted } from '../services/events/exhaustion.ts';
 
 /** The callers whose requests are counted: keys, and OAuth grants like keys. */
 type KeyCaller = Extract<Caller, { kind: 'key' | 'grant' }>;
@@ -25,7 +26,9 @@ const stateField = (q: QuotaOutcome) => {
  * every key response carries the rate-limit fields. A counter store that does not answer throws
  * StoreUnavailableError, answered 503: the request fails closed.
  */
-export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, onCounted?: (who: UsageCounted, at: Date, refused: boolean) => void) {
+export function spendKeyQuota(
+  quota: Pick<QuotaSpender, 'spend'>, clock: Clock, onCounted?: (who: UsageCounted, at: Date, refused: boolean) => void, onExhausted?: (who: Exhausted, at: Date) => void,
+) {
   // What does not change between a key's requests, spelled once per stamp: the policy field and
   // the limit. Keyed by the stamped windows' array, which the verifier's cached record keeps.
   const spelled = new WeakMap<object, { limit: number; policy: string; limitText: string }>();
@@ -64,6 +67,8 @@ export function spendKeyQuota(quota: Pick<QuotaSpender, 'spend'>, clock: Clock, 
       // Transient, unlike an exhausted day: the same answer on /api/mcp (not its OAuth refusal).
       throw new AppError('RATE_LIMITED', `This API key has sent its ${burst.limit} requests for this ${burst.window} window. Try again in ${burst.resetSeconds} s.`, { window: burst.window }, { retryAfterSeconds: burst.resetSeconds });
     }
+    const subject = key.kind === 'grant' ? { subject: 'grant' as const, id: key.grant.id } : { subject: 'key' as const, id: key.key.id };
+    onExhausted?.({ ...subject, userId: key.user.id, limit: outcome.limit }, now);
     throw new AppError('QUOTA_EXCEEDED', `This API key has used its ${outcome.limit} requests for today. The quota resets at 00:00 UTC.`, {}, { retryAfterSeconds: outcome.resetSeconds });
   }
   /** Nothing to wait for unless the caller is a key whose quota the counter store must count. */

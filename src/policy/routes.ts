@@ -4,7 +4,7 @@
 
 export interface GatewayRoute {
   /** 'ALL' for a route that answers every method (the MCP endpoint). */
-  method: 'GET' | 'POST' | 'DELETE' | 'ALL';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'ALL';
   /** `:name` is one segment; a trailing `*` is anything beneath (one or more segments). */
   path: string;
 }
@@ -30,6 +30,7 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   route('GET', '/api/auth/organization/list'),
   route('GET', '/api/auth/organization/get-active-member'),
   route('GET', '/api/api-keys'),
+  route('GET', '/api/api-keys/leaked'),
   route('POST', '/api/api-keys'),
   route('DELETE', '/api/api-keys/:id'),
   route('GET', '/api/scopes'),
@@ -56,6 +57,16 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   route('DELETE', '/api/admin/policy/shadow'),
   route('POST', '/api/admin/policy/explain'),
   route('GET', '/api/admin/fleet'),
+  route('GET', '/api/admin/webhooks'),
+  route('POST', '/api/admin/webhooks'),
+  route('GET', '/api/admin/webhooks/:id'),
+  route('PATCH', '/api/admin/webhooks/:id'),
+  route('DELETE', '/api/admin/webhooks/:id'),
+  route('POST', '/api/admin/webhooks/:id/rotate-secret'),
+  route('POST', '/api/admin/webhooks/:id/test'),
+  route('GET', '/api/admin/webhooks/:id/deliveries'),
+  route('POST', '/api/admin/webhooks/:id/deliveries/:eventId/redeliver'),
+  route('POST', '/api/secret-scanning/github'),
   route('GET', '/api/admin/usage'),
   route('GET', '/api/admin/audit-log/export'),
   route('GET', '/api/oauth/grants'),
@@ -82,6 +93,11 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   route('POST', '/admin/keys/:id/revoke'),
   route('GET', '/admin/audit'),
   route('GET', '/admin/policy'),
+  route('GET', '/admin/webhooks'),
+  route('POST', '/admin/webhooks'),
+  route('GET', '/admin/webhooks/:id'),
+  route('POST', '/admin/webhooks/:id/:action'),
+  route('POST', '/admin/webhooks/:id/deliveries/:eventId/redeliver'),
   route('GET', '/admin/policy/:action'),
   route('POST', '/admin/policy/:action'),
   route('GET', '/assets/*'),

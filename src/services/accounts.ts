@@ -5,6 +5,7 @@ import * as users from '../store/users.ts';
 import * as sessions from '../store/sessions.ts';
 import * as orgs from '../store/organizations.ts';
 import { type Forget, withChange } from './invalidation.ts';
+import { actorOf } from './events/types.ts';
 import { AppError, notFound } from '../errors.ts';
 import { decoyPasswordHash, hashPassword, randomToken, sha256, verifyPassword } from './secrets.ts';
 import type { Clock } from './clock.ts';
@@ -116,12 +117,15 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
 
     /** A ban ends the user's sessions and stops their keys at once; unban lets the keys work again. Audited with the change. */
     async setBanned(target: UserMatch, banned: boolean, actor: AuditActor, meta: RequestMeta = NO_META): Promise<UserRecord> {
-      const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
+      const row = await withChange(pool, forget, async ({ tx, invalidate, record }) => {
         const changed = await users.setUserBannedReturning(tx, target, banned);
         if (!changed) return null;
         if (banned) await sessions.deleteUserSessions(tx, changed.id);
         await invalidate({ type: 'user', id: changed.id });
-        await audit.insertAuditEntry(tx, { type: banned ? 'USER_BANNED' : 'USER_UNBANNED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta });
+        await record({
+          audit: { type: banned ? 'USER_BANNED' : 'USER_UNBANNED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta },
+          event: { type: banned ? 'user.banned' : 'user.unbanned', data: { userId: changed.id, email: changed.email, actor: actorOf(actor) } },
+        });
         return changed;
       });
       if (!row) throw notFound('user');

@@ -1,5 +1,6 @@
 import { type Client, type Pool, withTransaction } from '../store/db.ts';
 import { signal, type Signal } from '../store/notify.ts';
+import { recordChange, type Recorded } from './events/record.ts';
 
 // A change that can stop a key working (revoke, update, rotation, ban, unban, role, deletion) must
 // reach every gateway's cache of verified keys. The one way to make such a change: in a
@@ -17,6 +18,8 @@ export interface Change {
   tx: Client;
   /** Tells every instance, when this transaction commits, that `what` changed. */
   invalidate(what: Invalidated): Promise<void>;
+  /** Its audit entry and its event, committed with it. */
+  record(r: Recorded): Promise<void>;
 }
 
 /**
@@ -33,6 +36,7 @@ export async function withChange<T>(pool: Pool, forget: Forget | undefined, fn: 
         await signal(tx, what);
         invalidated.push(what);
       },
+      record: async (r) => void (await recordChange(tx, r)),
     }),
   );
   for (const what of invalidated) forget?.(what);

@@ -3,7 +3,8 @@ import { withTransaction, type Pool } from '../store/db.ts';
 import { findUserById } from '../store/users.ts';
 import { lockOwner } from '../store/apikeys.ts';
 import { type CounterStore, secondsUntilNextUtcDay, utcDayStart } from '../store/counters.ts';
-import { insertAuditEntry } from '../store/audit.ts';
+import { recordChange, type Recorded } from './events/record.ts';
+import { actorOf } from './events/types.ts';
 import * as store from '../store/oauth.ts';
 import type { RequestMeta, UserRecord } from './accounts.ts';
 import type { Clock } from './clock.ts';
@@ -53,6 +54,12 @@ const view = (g: store.GrantRow): GrantView => ({
 
 export type GrantService = ReturnType<typeof createGrantService>;
 
+/** A grant's revocation: its audit entry and event. */
+const grantRevoked = (grantId: string, g: store.GrantRow, actor: { userId: string } | 'system', meta: RequestMeta): Recorded => ({
+  audit: { type: 'OAUTH_GRANT_REVOKED', actorUserId: actor === 'system' ? g.user_id : actor.userId, ownerUserId: g.user_id, keyId: null, grantId, ...meta },
+  event: { type: 'grant.revoked', data: { grantId, userId: g.user_id, clientId: g.client_id, clientName: g.client_name, actor: actorOf(actor) } },
+});
+
 export function createGrantService({ pool, clock, config, counters, swallowed }: GrantServiceDeps) {
   const touched = new Map<string, number>();
 
@@ -97,7 +104,10 @@ export function createGrantService({ pool, clock, config, counters, swallowed }:
           const { requestQuota, rateLimits } = stampedLimits(config, { ownerPlan: owner.plan, activeOrganizationPlan: null, hasActiveOrganization: false });
           const id = await g.save();
           const row = await store.insertGrant(tx, { id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, requestQuota, rateLimits });
-          await insertAuditEntry(tx, { type: 'OAUTH_GRANT_CREATED', actorUserId: g.userId, ownerUserId: g.userId, keyId: null, grantId: id, ...meta });
+          await recordChange(tx, {
+            audit: { type: 'OAUTH_GRANT_CREATED', actorUserId: g.userId, ownerUserId: g.userId, keyId: null, grantId: id, ...meta },
+            event: { type: 'grant.created', data: { grantId: id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, actor: actorOf({ userId: g.userId }) } },
+          });
           return view(row);
         });
       } catch (e) {
@@ -132,7 +142,7 @@ export function createGrantService({ pool, clock, config, counters, swallowed }:
       if (!GRANT_ID.test(grantId)) throw notFound('grant');
       const row = await withTransaction(pool, async (tx) => {
         const revoked = await store.revokeGrant(tx, grantId, userId);
-        if (revoked) await insertAuditEntry(tx, { type: 'OAUTH_GRANT_REVOKED', actorUserId: userId, ownerUserId: userId, keyId: null, grantId, ...meta });
+        if (revoked) await recordChange(tx, grantRevoked(grantId, revoked, { userId }, meta));
         return revoked;
       });
       if (!row) throw notFound('grant');
@@ -144,7 +154,7 @@ export function createGrantService({ pool, clock, config, counters, swallowed }:
     async grantDestroyed(grantId: string): Promise<void> {
       await withTransaction(pool, async (tx) => {
         const revoked = await store.revokeGrant(tx, grantId, null);
-        if (revoked) await insertAuditEntry(tx, { type: 'OAUTH_GRANT_REVOKED', actorUserId: revoked.user_id, ownerUserId: revoked.user_id, keyId: null, grantId, ip: null, userAgent: null });
+        if (revoked) await recordChange(tx, grantRevoked(grantId, revoked, 'system', { ip: null, userAgent: null }));
       });
     },
 

@@ -110,6 +110,41 @@ export async function revokeKey(db: Queryable, id: string, ownerId: string | nul
   return rows[0] ?? null;
 }
 
+/** Live keys, not rotated away, whose expiry falls in (now, until]: the expiry warning's candidates. */
+export async function listKeysExpiringBy(db: Queryable, now: Date, until: Date): Promise<ApiKeyRow[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM apikeys WHERE revoked_at IS NULL AND rotated_to IS NULL AND expires_at > $1 AND expires_at <= $2
+      ORDER BY expires_at LIMIT 10000`,
+    [now, until],
+  );
+  return rows;
+}
+
+/** Many presented keys at once, by hash: which are stored, and whether each is revoked. */
+export async function findKeysByHashes(db: Queryable, hashes: Buffer[]): Promise<{ id: string; key_hash: Buffer; revoked_at: Date | null }[]> {
+  const { rows } = await db.query<{ id: string; key_hash: Buffer; revoked_at: Date | null }>(
+    'SELECT id, key_hash, revoked_at FROM apikeys WHERE key_hash = ANY ($1::bytea[])', [hashes],
+  );
+  return rows;
+}
+
+export interface LeakedKeyRow { id: string; name: string; start: string; leaked_at: Date; leaked_url: string }
+
+/** An owner's keys revoked in the last 30 days because they were found public. */
+export async function listLeakedKeys(db: Queryable, userId: string, now: Date): Promise<LeakedKeyRow[]> {
+  const { rows } = await db.query<LeakedKeyRow>(
+    `SELECT id, name, start, leaked_at, leaked_url FROM apikeys
+      WHERE user_id = $1 AND leaked_at IS NOT NULL AND leaked_at > $2::timestamptz - interval '30 days' ORDER BY leaked_at DESC LIMIT 50`,
+    [userId, now],
+  );
+  return rows;
+}
+
+/** Marks a key found public, with where; its revocation is written beside it. */
+export async function markLeaked(db: Queryable, id: string, url: string, at: Date): Promise<void> {
+  await db.query('UPDATE apikeys SET leaked_at = $2, leaked_url = $3 WHERE id = $1', [id, at, url]);
+}
+
 export interface AdminKeyRow extends ApiKeyRow { owner_name: string; owner_email: string }
 
 /** The key states an operator filters on; `revoked` is the only one that shows revoked keys. */

@@ -7,12 +7,19 @@ import { safeReturnPath } from './return-path.ts';
 import { html, layout, pageHeaders, raw, type Html } from './layout.ts';
 import { connectedAppsMarkup } from './connected-apps-markup.ts';
 import { accountHeader, developersMain, keysOffMain, signInMain } from './pages.ts';
+import { leakedKeysMarkup } from './leaked-keys-markup.ts';
+import type { LeakedKeyView } from '../services/keys/service.ts';
 import type { PageConfig } from './page-config.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
 import type { ScopeCatalog } from '../policy/scopes.ts';
 import { offeredScopes } from '../http/routes/scopes.ts';
 
-export interface WebDeps { config: Config; policy: PolicyHolder }
+export interface WebDeps {
+  config: Config;
+  policy: PolicyHolder;
+  /** The person's keys revoked because they were found public, shown on the page with where. */
+  leakedKeys?: (userId: string) => Promise<LeakedKeyView[]>;
+}
 
 /**
  * Built per page: the scopes come with the policy, and a policy apply can change them. A page that
@@ -38,7 +45,7 @@ export function pageConfig(config: Config, scopes: Pick<ScopeCatalog, 'list'> = 
 }
 
 /** The pages: /sign-in and /settings/developers, and their assets under /assets/. */
-export function webRoutes({ config, policy }: WebDeps): Router<GatewayState> {
+export function webRoutes({ config, policy, leakedKeys }: WebDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const assets = sharedAssets;
 
@@ -73,11 +80,12 @@ export function webRoutes({ config, policy }: WebDeps): Router<GatewayState> {
     // A key is not a signed-in person: the page manages keys with a session only.
     if (caller.kind !== 'session') return redirect(ctx, '/sign-in');
     const pageCfg = pageConfig(config, policy.current.scopes);
+    const leaked = pageCfg.keys && leakedKeys ? await leakedKeys(caller.user.id) : [];
     await sendPage(ctx, pageCfg, {
       title: 'Developers',
       script: 'developers',
       header: accountHeader(caller.user.email),
-      main: html`${pageCfg.keys ? developersMain(pageCfg.keys, config.apiPrefix) : keysOffMain()}${pageCfg.connectedApps ? connectedAppsMarkup() : false}`,
+      main: html`${pageCfg.keys ? developersMain(pageCfg.keys, config.apiPrefix) : keysOffMain()}${leakedKeysMarkup(leaked)}${pageCfg.connectedApps ? connectedAppsMarkup() : false}`,
     });
   });
 

@@ -62,6 +62,8 @@ export interface TestGatewayOptions {
   quotaLease?: GatewayOptions['quotaLease'];
   /** A CA the OAuth server trusts for client metadata documents (a test https server's). */
   clientMetadataCa?: string;
+  /** How often the event sender looks for due deliveries. */
+  webhookPollMs?: number;
 }
 
 
@@ -131,7 +133,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       heard.add(check);
       check();
     });
-  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, headersTimeoutMs: opts.headersTimeoutMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease, clientMetadataCa: opts.clientMetadataCa })
+  const gateway = await startGateway(config, { clock: clock.now, every: periodic.every, logger: createLogger('debug', sink), heartbeatMs: opts.heartbeatMs, bodyIdleMs: opts.bodyIdleMs, headersTimeoutMs: opts.headersTimeoutMs, usageFlush: opts.usageFlush, quotaLease: opts.quotaLease, clientMetadataCa: opts.clientMetadataCa, webhookPollMs: opts.webhookPollMs })
     .catch(dropOwned);
   return {
     ...gateway,

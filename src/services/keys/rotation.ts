@@ -1,7 +1,7 @@
 import { keysOn, type Config } from '../../config.ts';
 import type { Pool } from '../../store/db.ts';
 import * as rotation from '../../store/rotation.ts';
-import * as audit from '../../store/audit.ts';
+import { actorOf } from '../events/types.ts';
 import type { Forget } from '../invalidation.ts';
 import type { Clock } from '../clock.ts';
 import type { CounterStore } from '../../store/counters.ts';
@@ -47,9 +47,16 @@ export function createRotationService({ pool, counters, config, clock, forget, s
           if (!old) throw notFound('API key');
           return { name: old.name, permissions: old.permissions, expiresAt: successorExpiry(old, now, cfg.maxLifetimeDays), rotatedFrom: old.id };
         },
-        async record({ tx, invalidate }, successor, { rotatedFrom: oldId }) {
+        async record({ tx, invalidate, record }, successor, { rotatedFrom: oldId }) {
           const retired = await rotation.markRotated(tx, oldId, successor.id, new Date(now.getTime() + gracePeriodSeconds * 1000));
-          await audit.insertAuditEntry(tx, { type: 'API_KEY_ROTATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: successor.id, previousKeyId: oldId, ...meta });
+          await record({
+            audit: { type: 'API_KEY_ROTATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: successor.id, previousKeyId: oldId, ...meta },
+            event: {
+              type: 'key.rotated',
+              data: { keyId: successor.id, previousKeyId: oldId, userId: actor.userId, name: successor.name, prefix: successor.prefix, start: successor.start,
+                previousExpiresAt: retired.expires_at?.toISOString() ?? null, actor: actorOf(actor) },
+            },
+          });
           // Every instance drops its cached record of the old key, so a grace of 0 refuses it everywhere at once.
           await invalidate({ type: 'key', id: oldId });
           return retired;

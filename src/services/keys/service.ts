@@ -2,7 +2,6 @@ import { keysOn, type Config } from '../../config.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { Pool } from '../../store/db.ts';
 import * as keys from '../../store/apikeys.ts';
-import * as audit from '../../store/audit.ts';
 import type { Clock } from '../clock.ts';
 import { type CounterStore, utcDayStart } from '../../store/counters.ts';
 import { AppError, notFound, type Swallowed } from '../../errors.ts';
@@ -11,6 +10,7 @@ import { quotaCounterName } from '../quota.ts';
 import { type Actor, mint } from './mint.ts';
 import { type Forget, withChange } from '../invalidation.ts';
 import type { ApiKeyView, KeyState, Permissions } from './types.ts';
+import { actorOf, type EventActor } from '../events/types.ts';
 import { permissionWords, resolveGrant, type GrantInput, type ScopeCatalog } from '../../policy/scopes.ts';
 import { expiresSoon, expiryAtCreate, lifetimeBoundedExpiry, type ExpiryChoice } from './expiry.ts';
 
@@ -25,6 +25,12 @@ export interface KeyServiceDeps {
   scopes: () => ScopeCatalog;
   swallowed?: Swallowed;
 }
+
+export type RevokeReason = 'owner' | 'admin' | 'leaked';
+/** Where a key was found public, as the report says. */
+export interface Leak { url: string; source: string }
+
+export interface LeakedKeyView { id: string; name: string; start: string; leakedAt: string; leakedUrl: string }
 
 export interface CreateInput extends GrantInput, ExpiryChoice { name: string }
 export interface UpdateInput { name?: string; enabled?: boolean; expiresAt?: Date | null }
@@ -101,15 +107,29 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
     throw new AppError('FEATURE_DISABLED', `${FEATURE_OFF[scope.requires!]}, so a key cannot be given ${permissionWords(catalog, [scope.name])}.`);
   }
 
-  async function revoke(actorId: string, ownerId: string | null, keyId: string, meta: RequestMeta): Promise<void> {
-    const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
-      const revoked = await keys.revokeKey(tx, keyId, ownerId, clock());
+  /** The one way a key is revoked: by its owner, an admin, or a report that it was found public. */
+  async function revoke(actor: EventActor, ownerId: string | null, keyId: string, meta: RequestMeta, reason: RevokeReason, leak?: Leak): Promise<boolean> {
+    const row = await withChange(pool, forget, async ({ tx, invalidate, record }) => {
+      const now = clock();
+      const revoked = await keys.revokeKey(tx, keyId, ownerId, now);
       if (!revoked) return null;
-      await audit.insertAuditEntry(tx, { type: 'API_KEY_REVOKED', actorUserId: actorId, ownerUserId: revoked.user_id, keyId, ...meta });
+      const actorUserId = actor.kind === 'user' ? actor.userId : null;
+      const about = { keyId, userId: revoked.user_id, name: revoked.name, prefix: revoked.prefix, start: revoked.start };
+      if (leak) {
+        await keys.markLeaked(tx, keyId, leak.url, now);
+        await record({
+          audit: { type: 'API_KEY_LEAKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta, detail: { url: leak.url, source: leak.source } },
+          event: { type: 'key.leaked', data: { ...about, url: leak.url, source: leak.source } },
+        });
+      }
+      await record({
+        audit: { type: 'API_KEY_REVOKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta, ...(leak ? { detail: { reason } } : {}) },
+        event: { type: 'key.revoked', data: { ...about, reason, actor } },
+      });
       await invalidate({ type: 'key', id: revoked.id });
       return revoked;
     });
-    if (!row) throw notFound('API key');
+    return row !== null;
   }
 
   return {
@@ -127,8 +147,10 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
           }
           return { name: input.name, permissions, expiresAt };
         },
-        record: ({ tx }, inserted) =>
-          audit.insertAuditEntry(tx, { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: inserted.id, ...meta }),
+        record: ({ record }, k) => record({
+          audit: { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: k.id, ...meta },
+          event: { type: 'key.created', data: { keyId: k.id, userId: k.user_id, name: k.name, prefix: k.prefix, start: k.start, expiresAt: k.expires_at?.toISOString() ?? null, actor: actorOf(actor) } },
+        }),
       });
       return { key: keyView(key, now), plaintext };
     },
@@ -151,7 +173,7 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
       const now = clock();
       // Any instant, the past included: that is how an owner expires a key now.
       if (input.expiresAt !== undefined) lifetimeBoundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
-      const row = await withChange(pool, forget, async ({ tx, invalidate }) => {
+      const row = await withChange(pool, forget, async ({ tx, invalidate, record }) => {
         const before = await keys.lockKeyFields(tx, keyId);
         const updated = await keys.updateKey(tx, keyId, userId, input, now);
         if (!updated || !before) return null;
@@ -162,7 +184,16 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
           ...(before.expires_at?.getTime() !== updated.expires_at?.getTime() ? ['expiresAt'] : []),
         ];
         // An update that changes nothing is no event.
-        if (changes.length > 0) await audit.insertAuditEntry(tx, { type: 'API_KEY_UPDATED', actorUserId: userId, ownerUserId: updated.user_id, keyId, ...meta, detail: { changes } });
+        if (changes.length > 0) {
+          await record({
+            audit: { type: 'API_KEY_UPDATED', actorUserId: userId, ownerUserId: updated.user_id, keyId, ...meta, detail: { changes } },
+            event: {
+              type: 'key.updated',
+              data: { keyId, userId: updated.user_id, name: updated.name, prefix: updated.prefix, changes, enabled: updated.enabled,
+                expiresAt: updated.expires_at?.toISOString() ?? null, actor: actorOf({ userId }) },
+            },
+          });
+        }
         return updated;
       });
       if (!row) throw notFound('API key');
@@ -171,12 +202,24 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
 
     async revokeKey(userId: string, keyId: string, meta: RequestMeta): Promise<void> {
       requireEnabled();
-      await revoke(userId, userId, keyId, meta);
+      if (!(await revoke(actorOf({ userId }), userId, keyId, meta, 'owner'))) throw notFound('API key');
     },
 
     async adminRevokeKey(adminId: string, keyId: string, meta: RequestMeta): Promise<void> {
       requireEnabled();
-      await revoke(adminId, null, keyId, meta);
+      if (!(await revoke(actorOf({ userId: adminId }), null, keyId, meta, 'admin'))) throw notFound('API key');
+    },
+
+    /** The owner's keys revoked because they were found public, with where (the last 30 days). */
+    async listLeakedKeys(userId: string): Promise<LeakedKeyView[]> {
+      requireEnabled();
+      return (await keys.listLeakedKeys(pool, userId, clock()))
+        .map((r) => ({ id: r.id, name: r.name, start: r.start, leakedAt: r.leaked_at.toISOString(), leakedUrl: r.leaked_url }));
+    },
+
+    /** A key found public: revoked at once on every instance; false when it was not live. */
+    async revokeLeaked(keyId: string, leak: Leak): Promise<boolean> {
+      return revoke(actorOf('system'), null, keyId, { ip: null, userAgent: null }, 'leaked', leak);
     },
 
     async adminListKeys(opts: { limit: number; cursor: string | null; filter?: keys.KeyFilter }) {

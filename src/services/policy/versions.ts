@@ -11,7 +11,9 @@ import { parseScopes } from '../../policy/scopes.ts';
 import { readScopesText, writeScopesText } from '../../store/policy-scopes.ts';
 import { AppError } from '../../errors.ts';
 import { systemClock, type Clock } from '../clock.ts';
-import { actorColumns, insertAuditEntry, type AuditActor, type AuditDetail } from '../../store/audit.ts';
+import { actorColumns, type AuditActor, type AuditDetail } from '../../store/audit.ts';
+import { recordChange } from '../events/record.ts';
+import { actorOf } from '../events/types.ts';
 
 export interface Authorship {
   by: string;
@@ -24,9 +26,11 @@ export interface Authorship {
 /** The audit entry of a new version, written in the transaction that stores it. */
 export async function auditVersion(tx: Client, type: 'POLICY_APPLIED' | 'POLICY_ROLLED_BACK' | 'POLICY_PROMOTED', outcome: ApplyOutcome, who: Authorship, extra: AuditDetail = {}): Promise<void> {
   if (outcome.status !== 'applied') return;
-  await insertAuditEntry(tx, {
-    type, ...actorColumns(who.actor ?? 'cli'), ownerUserId: null, keyId: null, ip: who.meta?.ip ?? null, userAgent: who.meta?.userAgent ?? null,
-    detail: { version: outcome.version, by: who.by, message: who.message, ...extra },
+  const detail = { version: outcome.version, by: who.by, message: who.message, ...extra };
+  await recordChange(tx, {
+    audit: { type, ...actorColumns(who.actor ?? 'cli'), ownerUserId: null, keyId: null, ip: who.meta?.ip ?? null, userAgent: who.meta?.userAgent ?? null, detail },
+    // A promoted candidate is a policy put in force like an apply.
+    event: { type: type === 'POLICY_ROLLED_BACK' ? 'policy.rolled_back' : 'policy.applied', data: { ...detail, actor: actorOf(who.actor ?? 'cli') } },
   });
 }
 

@@ -6,7 +6,7 @@ import type { PageConfig } from '../page-config.ts';
 // What every console page shares: the header with the sections, the page's words in <main>, and
 // the one confirmation dialog the script fills from the link that opened it.
 
-const SECTIONS = [['/admin', 'Overview'], ['/admin/users', 'Users'], ['/admin/keys', 'Keys'], ['/admin/audit', 'Audit log'], ['/admin/policy', 'Policy']] as const;
+const SECTIONS = [['/admin', 'Overview'], ['/admin/users', 'Users'], ['/admin/keys', 'Keys'], ['/admin/audit', 'Audit log'], ['/admin/policy', 'Policy'], ['/admin/webhooks', 'Webhooks']] as const;
 
 export function consoleHeader(email: string, current: string): Html {
   return html`<nav class="console-nav" aria-label="Operator console"><ul>${SECTIONS.map(([href, label]) => html`<li><a href="${href}"${href === current ? html` aria-current="page"` : false}>${label}</a></li>`)}</ul></nav>

@@ -1,0 +1,99 @@
+import { verify } from 'node:crypto';
+import { request } from 'undici';
+import { AppError } from '../../errors.ts';
+import type { Pool } from '../../store/db.ts';
+import { findKeysByHashes } from '../../store/apikeys.ts';
+import { hasValidChecksum, KEY_BODY_LENGTH } from '../keys/format.ts';
+import { sha256 } from '../secrets.ts';
+import type { Leak } from '../keys/service.ts';
+
+// GitHub's secret scanning reports tokens in keygate's format found in public places. A report is
+// believed only when signed by a key GitHub publishes; the keys are read once an hour, and again
+// for an identifier not seen yet, but at most once a minute, so forged identifiers cannot make
+// keygate hammer the key URL.
+
+const KEYS_TTL_MS = 60 * 60 * 1000;
+const UNKNOWN_REFRESH_MS = 60 * 1000;
+
+export interface ReportedToken { token: string; type: string; url: string; source: string }
+export interface TokenVerdict { token_raw: string; token_type: string; label: 'true_positive' | 'false_positive' }
+
+export interface SecretScanningDeps {
+  pool: Pool;
+  keysUrl: string;
+  /** The key prefix keygate issues (`key_`): a token without it is not ours. */
+  prefix: string;
+  revokeLeaked: (keyId: string, leak: Leak) => Promise<boolean>;
+  nowMs?: () => number;
+}
+
+export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowMs = Date.now }: SecretScanningDeps) {
+  let keys = new Map<string, string>();
+  let readAt = -Infinity;
+  let reading: Promise<void> | null = null;
+
+  async function readKeys(): Promise<void> {
+    reading ??= (async () => {
+      readAt = nowMs();
+      const res = await request(keysUrl, { headers: { accept: 'application/json', 'user-agent': 'keygate' }, headersTimeout: 5000, bodyTimeout: 5000 });
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        throw new Error(`the signing keys could not be read: ${keysUrl} answered ${res.statusCode}`);
+      }
+      const doc = (await res.body.json()) as { public_keys?: { key_identifier?: unknown; key?: unknown }[] };
+      const next = new Map<string, string>();
+      for (const k of doc.public_keys ?? []) {
+        if (typeof k.key_identifier === 'string' && typeof k.key === 'string') next.set(k.key_identifier, k.key);
+      }
+      keys = next;
+    })().finally(() => void (reading = null));
+    return reading;
+  }
+
+  async function keyFor(identifier: string): Promise<string | null> {
+    const age = nowMs() - readAt;
+    if (age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS)) {
+      // Keys read before keep serving while the URL is away; with none at all, GitHub is told to retry.
+      await readKeys().catch(() => {
+        if (keys.size === 0) throw new AppError('SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 });
+      });
+    }
+    return keys.get(identifier) ?? null;
+  }
+
+  /** Whether `signature` (base64 DER, ECDSA P-256 SHA-256) over `body` is by the key named `identifier`. */
+  async function signedBy(body: string, identifier: string, signature: string): Promise<boolean> {
+    const pem = await keyFor(identifier);
+    if (!pem) return false;
+    try {
+      return verify('sha256', Buffer.from(body, 'utf8'), { key: pem, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
+    } catch {
+      // A key that is not an EC public key, or a signature that is not DER: not signed by it.
+      return false;
+    }
+  }
+
+  /**
+   * Each token: ours (revoked now if live) or not, in the report's order. A token not in keygate's
+   * format costs no query; the rest are looked up together, in one query per report.
+   */
+  async function judge(tokens: ReportedToken[]): Promise<TokenVerdict[]> {
+    const ours = (t: ReportedToken) => t.token.startsWith(prefix) && t.token.length === prefix.length + KEY_BODY_LENGTH && hasValidChecksum(t.token);
+    const candidates = tokens.filter(ours);
+    const stored = new Map<string, { id: string; revoked_at: Date | null }>();
+    if (candidates.length > 0) {
+      for (const row of await findKeysByHashes(pool, candidates.map((t) => sha256(t.token)))) stored.set(row.key_hash.toString('hex'), row);
+    }
+    const out: TokenVerdict[] = [];
+    for (const t of tokens) {
+      const row = ours(t) ? stored.get(sha256(t.token).toString('hex')) : undefined;
+      // Revoked one by one through the key service: each is audited, signalled and announced.
+      if (row && !row.revoked_at && (await revokeLeaked(row.id, { url: t.url, source: t.source }))) row.revoked_at = new Date();
+      out.push({ token_raw: t.token, token_type: t.type, label: row ? 'true_positive' : 'false_positive' });
+    }
+    return out;
+  }
+
+  return { signedBy, judge };
+}
+export type SecretScanning = ReturnType<typeof createSecretScanning>;

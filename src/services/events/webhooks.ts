@@ -1,0 +1,138 @@
+import type { Config } from '../../config.ts';
+import { withTransaction, type Pool } from '../../store/db.ts';
+import * as store from '../../store/webhooks.ts';
+import { insertEventFor } from '../../store/outbox.ts';
+import { actorColumns, insertAuditEntry, type AuditActor, type AuditDetail } from '../../store/audit.ts';
+import { notFound } from '../../errors.ts';
+import type { RequestMeta } from '../accounts.ts';
+import type { Clock } from '../clock.ts';
+import { checkEndpointUrl } from './address-guard.ts';
+import { eventBody, newEventId } from './record.ts';
+import { newSecret, ROTATION_OVERLAP_MS } from './signing.ts';
+import type { EventType } from './types.ts';
+
+export interface EndpointView {
+  id: string; url: string;
+  /** null: every type. */
+  events: EventType[] | null;
+  description: string; enabled: boolean;
+  /** Why it is disabled when keygate disabled it: `failing` (every delivery failed for days). */
+  disabledReason: string | null;
+  createdAt: string;
+}
+
+export interface DeliveryView {
+  eventId: string; type: string; state: 'pending' | 'delivered' | 'failed'; createdAt: string;
+  nextAttemptAt: string | null;
+  attempts: { at: string; status: number | null; durationMs: number; error: string | null; response: string | null }[];
+}
+
+export interface EndpointInput { url: string; events?: EventType[] | null; description?: string }
+export interface EndpointPatch { url?: string; events?: EventType[] | null; description?: string; enabled?: boolean }
+
+const view = (r: store.EndpointRow): EndpointView => ({
+  id: r.id, url: r.url, events: r.events as EventType[] | null, description: r.description, enabled: r.enabled,
+  disabledReason: r.disabled_reason, createdAt: r.created_at.toISOString(),
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type WebhookService = ReturnType<typeof createWebhookService>;
+
+/** Endpoints and their deliveries, for the admin API, the CLI and the console alike. */
+export function createWebhookService({ pool, config, clock }: { pool: Pool; config: Pick<Config, 'webhooks'>; clock: Clock }) {
+  const allowPrivate = config.webhooks.allowPrivateAddresses;
+  const audited = (tx: Parameters<typeof insertAuditEntry>[0], type: 'WEBHOOK_CREATED' | 'WEBHOOK_UPDATED' | 'WEBHOOK_DELETED', actor: AuditActor, meta: RequestMeta, detail: AuditDetail) =>
+    insertAuditEntry(tx, { type, ...actorColumns(actor), ownerUserId: null, keyId: null, ...meta, detail });
+  const found = async (id: string) => {
+    const row = UUID.test(id) ? await store.findEndpoint(pool, id) : null;
+    if (!row) throw notFound('webhook');
+    return row;
+  };
+
+  return {
+    /** The secret is answered this once; it is never shown again. */
+    async create(actor: AuditActor, input: EndpointInput, meta: RequestMeta): Promise<EndpointView & { secret: string }> {
+      const url = checkEndpointUrl(input.url, allowPrivate).href;
+      const secret = newSecret();
+      const row = await withTransaction(pool, async (tx) => {
+        const r = await store.insertEndpoint(tx, { url, events: input.events ?? null, description: input.description ?? '', secret });
+        await audited(tx, 'WEBHOOK_CREATED', actor, meta, { webhookId: r.id, url });
+        return r;
+      });
+      return { ...view(row), secret };
+    },
+
+    list: async (): Promise<EndpointView[]> => (await store.listEndpoints(pool)).map(view),
+
+    get: async (id: string): Promise<EndpointView> => view(await found(id)),
+
+    async update(actor: AuditActor, id: string, patch: EndpointPatch, meta: RequestMeta): Promise<EndpointView> {
+      const url = patch.url === undefined ? undefined : checkEndpointUrl(patch.url, allowPrivate).href;
+      await found(id);
+      const row = await withTransaction(pool, async (tx) => {
+        const before = await store.findEndpoint(tx, id, true);
+        if (!before) return null;
+        const after = await store.updateEndpoint(tx, id, { ...patch, url });
+        if (!after) return null;
+        const changes: string[] = (['url', 'description', 'enabled'] as const).filter((f) => before[f] !== after[f]);
+        if (JSON.stringify(before.events) !== JSON.stringify(after.events)) changes.push('events');
+        if (changes.length > 0) await audited(tx, 'WEBHOOK_UPDATED', actor, meta, { webhookId: id, changes });
+        return after;
+      });
+      if (!row) throw notFound('webhook');
+      return view(row);
+    },
+
+    async remove(actor: AuditActor, id: string, meta: RequestMeta): Promise<void> {
+      await found(id);
+      const gone = await withTransaction(pool, async (tx) => {
+        const r = await store.deleteEndpoint(tx, id);
+        if (r) await audited(tx, 'WEBHOOK_DELETED', actor, meta, { webhookId: id, url: r.url });
+        return r;
+      });
+      if (!gone) throw notFound('webhook');
+    },
+
+    /** A new secret signs from now; the old one keeps signing beside it for 24 h. */
+    async rotateSecret(actor: AuditActor, id: string, meta: RequestMeta): Promise<{ secret: string; previousSecretExpiresAt: string }> {
+      await found(id);
+      const secret = newSecret();
+      const until = new Date(clock().getTime() + ROTATION_OVERLAP_MS);
+      const row = await withTransaction(pool, async (tx) => {
+        const r = await store.rotateSecret(tx, id, secret, until);
+        if (r) await audited(tx, 'WEBHOOK_UPDATED', actor, meta, { webhookId: id, changes: ['secret'] });
+        return r;
+      });
+      if (!row) throw notFound('webhook');
+      return { secret, previousSecretExpiresAt: until.toISOString() };
+    },
+
+    /** Sends `webhook.test` to this endpoint alone, through the same outbox and sender as any event. */
+    async test(actor: AuditActor, id: string): Promise<{ eventId: string }> {
+      await found(id);
+      const eventId = newEventId();
+      const data = { webhookId: id, actor: actor === 'cli' ? { kind: 'cli' as const } : { kind: 'user' as const, userId: actor.userId } };
+      await insertEventFor(pool, id, { id: eventId, type: 'webhook.test', body: eventBody(eventId, { type: 'webhook.test', data }, clock()) });
+      return { eventId };
+    },
+
+    async deliveries(id: string, limit = 50): Promise<{ deliveries: DeliveryView[] }> {
+      await found(id);
+      const { deliveries, attempts } = await store.listDeliveries(pool, id, limit);
+      return {
+        deliveries: deliveries.map((d) => ({
+          eventId: d.event_id, type: d.type, state: d.state, createdAt: d.created_at.toISOString(),
+          nextAttemptAt: d.state === 'pending' ? d.next_attempt_at.toISOString() : null,
+          attempts: attempts.filter((a) => a.event_id === d.event_id)
+            .map((a) => ({ at: a.at.toISOString(), status: a.status, durationMs: a.duration_ms, error: a.error, response: a.response })),
+        })),
+      };
+    },
+
+    async redeliver(id: string, eventId: string): Promise<void> {
+      await found(id);
+      if (!(await store.redeliver(pool, id, eventId))) throw notFound('delivery');
+    },
+  };
+}
