@@ -223,7 +223,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // One read before the server listens, so that no initialize waits for it; nothing runs later.
   if (config.surface.features.mcp) await mcpSessionIds.load();
   const audit = createAuditService({ pool });
-  const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy });
+  const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy, logger });
   const { app, routes } = createApp({
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
     extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],

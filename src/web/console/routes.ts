@@ -14,9 +14,10 @@ import type { UsageService } from '../../services/usage.ts';
 import type { PolicyHolder } from '../../policy/engine.ts';
 import { html } from '../layout.ts';
 import { pageConfig } from '../routes.ts';
-import { confirmPage, sendConsolePage } from './frame.ts';
+import { confirmPage, MESSAGE_LABEL, sendConsolePage } from './frame.ts';
 import { auditMain, keysMain, overviewMain, usersMain } from './pages.ts';
 import { policyMain, type PolicyPageData } from './policy-page.ts';
+import { readForm } from '../form-body.ts';
 
 // The operator console's pages. The policy lets sessions reach /admin/** and refuses
 // keys and anonymous visitors (who are sent to sign in); the role is checked here, so a non-admin
@@ -134,7 +135,8 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     const a = await admin(ctx); if (!a) return;
     const [p, versions, shadow] = await Promise.all([cs.policy(), cs.versions(20), cs.shadow()]);
     const live = p.live ? await cs.version(p.live.version) : null;
-    const changes = new Map(await Promise.all(versions.versions.map(async (v) => [v.version, await cs.changes(v.version)] as const)));
+    // Only changes already worked out: the rest are worked out in the background, never in this answer.
+    const changes = await cs.keptChanges(versions.versions.map((v) => v.version));
     const q = ctx.query;
     const explainForm = { method: str(q.method, 16) || 'GET', path: str(q.path, 2048), subject: str(q.subject, 16) || 'session', role: str(q.role, 16) || 'user', permissions: str(q.permissions, 2000) };
     let explained: PolicyPageData['explained'] = null;
@@ -150,6 +152,8 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     }
     await page('Policy', '/admin/policy')(ctx, a.email, policyMain({ live, versions: versions.versions, changes, shadow, explainForm, explained }));
   });
+  const rollbackMessageField = html`<div class="field"><label for="rollback-message">${MESSAGE_LABEL}</label><input id="rollback-message" name="message" type="text" maxlength="500"></div>`;
+  const rollbackMessage = async (ctx: GatewayContext) => str((await readForm(ctx)).get('message'), 500) || undefined;
   const policyActions: Record<string, { title: string; go: string; run: (by: { userId: string; email: string }, ctx: GatewayContext) => Promise<unknown> }> = {
     promote: { title: 'Promote the shadow candidate?', go: 'Promote', run: (by, ctx) => cs.promote(by, requestMeta(ctx)) },
     drop: { title: 'Drop the shadow candidate?', go: 'Drop', run: async () => { if (!(await cs.drop())) throw new AppError('NOT_FOUND', 'There is no candidate policy.'); } },
@@ -157,14 +161,19 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   const policyAction = (ctx: GatewayContext) => {
     const name = str(ctx.params.action, 16);
     const m = /^rollback-(0|[1-9][0-9]{0,8})$/.exec(name);
-    if (m) return { title: `Roll back to version ${m[1]}?`, go: `Roll back to version ${m[1]}`, run: (by: { userId: string; email: string }, c: GatewayContext) => cs.rollback(Number(m[1]), by, requestMeta(c)) };
+    if (m) {
+      return {
+        title: `Make version ${m[1]} live again?`, go: `Make version ${m[1]} live`, extra: rollbackMessageField,
+        run: async (by: { userId: string; email: string }, c: GatewayContext) => cs.rollback(Number(m[1]), by, requestMeta(c), await rollbackMessage(c)),
+      };
+    }
     if (!Object.hasOwn(policyActions, name)) throw new AppError('NOT_FOUND', 'There is no such page.');
     return policyActions[name]!;
   };
   router.get('/admin/policy/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
     const act = policyAction(ctx);
-    await page('Policy', '/admin/policy')(ctx, a.email, confirmPage(ctx.path, { title: act.title, text: 'Every instance loads the result within a second.', go: act.go, back: '/admin/policy' }));
+    await page('Policy', '/admin/policy')(ctx, a.email, confirmPage(ctx.path, { title: act.title, text: 'Every instance loads the result within a second.', go: act.go, back: '/admin/policy', extra: 'extra' in act ? act.extra : undefined }));
   });
   router.post('/admin/policy/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
