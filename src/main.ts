@@ -226,8 +226,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy, logger });
   const { app, routes } = createApp({
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
-    pageErrors: pageErrors(config),
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ config, oauth, grants }), webRoutes({ config, policy, accounts }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage })],
+    pageErrors: pageErrors(config, (err, reqId) => logger.error({ reqId, err }, 'unexpected error')),
     readiness: () => ({ policyVersion: policyService.loaded.version }),
     oauth: config.surface.features.oauth ? { holder: oauth, grants } : undefined,
     probes: [

@@ -72,6 +72,8 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   route('GET', '/metrics'),
   route('GET', '/'),
   route('GET', '/sign-in'),
+  route('POST', '/sign-in'),
+  route('POST', '/sign-up'),
   route('GET', '/settings/developers'),
   route('GET', '/admin'),
   route('GET', '/admin/users'),

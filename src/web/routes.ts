@@ -6,13 +6,15 @@ import { sharedAssets } from './assets.ts';
 import { safeReturnPath } from './return-path.ts';
 import { html, layout, pageHeaders, raw, type Html } from './layout.ts';
 import { connectedAppsMarkup } from './connected-apps-markup.ts';
-import { accountHeader, developersMain, keysOffMain, signInMain } from './pages.ts';
+import { accountHeader, developersMain, keysOffMain, signInMain, type SignInFormState } from './pages.ts';
+import { signInForms } from './sign-in-forms.ts';
+import type { AccountService } from '../services/accounts.ts';
 import type { PageConfig } from './page-config.ts';
 import type { PolicyHolder } from '../policy/engine.ts';
 import type { ScopeCatalog } from '../policy/scopes.ts';
 import { offeredScopes } from '../http/routes/scopes.ts';
 
-export interface WebDeps { config: Config; policy: PolicyHolder }
+export interface WebDeps { config: Config; policy: PolicyHolder; accounts: AccountService }
 
 /**
  * Built per page: the scopes come with the policy, and a policy apply can change them. A page that
@@ -37,8 +39,8 @@ export function pageConfig(config: Config, scopes: Pick<ScopeCatalog, 'list'> = 
   };
 }
 
-/** The pages: /sign-in and /settings/developers, and their assets under /assets/. */
-export function webRoutes({ config, policy }: WebDeps): Router<GatewayState> {
+/** The pages: /sign-in (and its forms' POSTs) and /settings/developers, and their assets under /assets/. */
+export function webRoutes({ config, policy, accounts }: WebDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const assets = sharedAssets;
 
@@ -60,13 +62,19 @@ export function webRoutes({ config, policy }: WebDeps): Router<GatewayState> {
   // The address a newcomer opens first: it leads to the page that fits who they are.
   router.get('/', (ctx) => redirect(ctx, ctx.state.caller.kind === 'session' ? '/settings/developers' : '/sign-in'));
 
+  const sendSignIn = async (ctx: GatewayContext, next: string | null, state: SignInFormState | null = null, status = 200) => {
+    await sendPage(ctx, pageConfig(config, policy.current.scopes), { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp, next, state) });
+    // Under no-referrer Chromium posts the forms with `Origin: null`, which the sign-in form's
+    // cross-site rule refuses; same-origin still tells other sites nothing.
+    ctx.set('Referrer-Policy', 'same-origin');
+    ctx.status = status;
+  };
   router.get('/sign-in', async (ctx) => {
-    if (ctx.state.caller.kind === 'session') {
-      const next = typeof ctx.query.next === 'string' ? ctx.query.next : '';
-      return redirect(ctx, safeReturnPath(next) ?? '/settings/developers');
-    }
-    await sendPage(ctx, pageConfig(config, policy.current.scopes), { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp) });
+    const next = safeReturnPath(typeof ctx.query.next === 'string' ? ctx.query.next : '');
+    if (ctx.state.caller.kind === 'session') return redirect(ctx, next ?? '/settings/developers');
+    await sendSignIn(ctx, next);
   });
+  signInForms(router, { config, accounts, sendSignIn });
 
   router.get('/settings/developers', async (ctx) => {
     const caller = ctx.state.caller;
