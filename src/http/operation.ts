@@ -9,7 +9,7 @@ import type { GatewayState } from './state.ts';
 // handlers and register each with `serve`, so the document cannot list a route the router lacks.
 
 export interface Operation {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** As the router matches it, relative to where the router is mounted: `:id` is one segment. */
   path: string;
   summary: string;

@@ -4,7 +4,7 @@
 
 export interface GatewayRoute {
   /** 'ALL' for a route that answers every method (the MCP endpoint). */
-  method: 'GET' | 'POST' | 'DELETE' | 'ALL';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'ALL';
   /** `:name` is one segment; a trailing `*` is anything beneath (one or more segments). */
   path: string;
 }
@@ -38,6 +38,7 @@ export const gatewayRoutes: readonly GatewayRoute[] = [
   route('GET', '/api/admin/api-keys/:id/usage'),
   route('GET', '/api/openapi.json'),
   route('GET', '/api/admin/api-keys'),
+  route('PATCH', '/api/admin/api-keys/:id'),
   route('DELETE', '/api/admin/api-keys/:id'),
   route('GET', '/api/admin/audit-log'),
   route('POST', '/api/admin/users/:id/ban'),
