@@ -28,7 +28,7 @@ ${(['model', 'policy', 'scopes'] as const).map((t) => html`<details><summary>${t
 <section class="panel" aria-labelledby="shadow-title">
 <h2 id="shadow-title">Shadow candidate</h2>
 ${d.shadow.candidate ? html`<p>Candidate <strong>#${d.shadow.candidate.id}</strong>: “${d.shadow.candidate.message ?? ''}”, by ${d.shadow.candidate.createdBy} at ${dateTime(d.shadow.candidate.createdAt)}.</p>
-${d.shadow.divergences.length === 0 ? html`<p>It has decided no live request differently so far.</p>` : html`<div class="table-wrap"><table><caption>Live requests it would decide differently</caption>
+${d.shadow.divergences.length === 0 ? html`<p>It has decided no live request differently so far.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Divergences, scrolls sideways on a narrow screen"><table><caption>Live requests it would decide differently</caption>
 <thead><tr><th scope="col">Outcome</th><th scope="col">Requests</th><th scope="col">Live rule</th><th scope="col">Candidate rule</th><th scope="col">Example</th></tr></thead>
 <tbody>${d.shadow.divergences.map((v) => html`<tr><td>${v.outcome}</td><td>${v.count}</td><td><code>${v.liveRule}</code></td><td><code>${v.shadowRule}</code></td><td><code>${Object.entries(v.example).map(([k, x]) => `${k}=${x}`).join(' ')}</code></td></tr>`)}</tbody></table></div>`}
 <p>${confirmLink('/admin/policy/promote', 'Promote', { title: `Promote candidate #${d.shadow.candidate.id}?`, text: `“${d.shadow.candidate.message ?? ''}” becomes the live policy on every instance.`, go: 'Promote', danger: true })}

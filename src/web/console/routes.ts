@@ -14,7 +14,8 @@ import type { UsageService } from '../../services/usage.ts';
 import type { PolicyHolder } from '../../policy/engine.ts';
 import { html } from '../layout.ts';
 import { pageConfig } from '../routes.ts';
-import { confirmPage, MESSAGE_LABEL, sendConsolePage } from './frame.ts';
+import { confirmPage, MESSAGE_LABEL, queryOf, sendConsolePage } from './frame.ts';
+import { z } from 'zod';
 import { auditMain, keysMain, overviewMain, usersMain } from './pages.ts';
 import { policyMain, type PolicyPageData } from './policy-page.ts';
 import { readForm } from '../form-body.ts';
@@ -53,7 +54,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     const a = await admin(ctx); if (!a) return;
     const q = str(ctx.query.q);
     const res = await accounts.usersPage({ q: q || null, limit: 50, cursor: str(ctx.query.cursor, 300) || null });
-    await page('Users', '/admin/users')(ctx, a.email, usersMain(res.users, q, res.nextCursor, a.id));
+    await page('Users', '/admin/users')(ctx, a.email, usersMain(res.users, q, res.nextCursor, a.id, config.defaultPlan));
   });
 
   // One address per action: GET asks (the page without script), POST does it.
@@ -82,7 +83,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     const email = u.email;
     // A plan is chosen by its button: each is a form that POSTs with the plan in its address.
     const main = ctx.params.action === 'plan'
-      ? html`<section class="panel"><h1>${action.title(email)}</h1><p>${action.text} Now: ${u.plan ?? 'default'}.</p>
+      ? html`<section class="panel"><h1>${action.title(email)}</h1><p>${action.text} Now: ${u.plan ?? `${config.defaultPlan} (the default)`}.</p>
 <div class="actions">${Object.keys(config.plans).map((p) => html`<form method="post" action="/admin/users/${id}/plan?plan=${encodeURIComponent(p)}"><button type="submit" class="primary">Set plan ${p}</button></form>`)}<a class="button secondary" href="/admin/users">Cancel</a></div></section>`
       : confirmPage(ctx.path, { title: action.title(email), text: action.text, go: action.go, back: '/admin/users' });
     await page(action.title(email), '/admin/users')(ctx, a.email, main);
@@ -109,12 +110,13 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   router.get('/admin/keys', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
     // The same zod filter the admin API validates with; a bad value is a 400 problem page.
-    const q = parseQuery(ctx, keyFilterQuery.omit({ limit: true }));
-    const f = { owner: q.owner ?? '', state: q.state ?? '', scope: q.scope ?? '' };
+    const q = parseQuery(ctx, keyFilterQuery.omit({ limit: true }).extend({ done: z.string().max(16).optional() }));
+    const f = { owner: q.owner ?? '', state: q.state ?? '', scope: q.scope ?? '', q: q.q ?? '' };
     const res = await keys.adminListKeys({ limit: 50, cursor: q.cursor ?? null, filter: keyFilterOf(q) });
     // The usage service reads live keys only (its owner route must 404 a revoked one).
     const rows = await Promise.all(res.keys.map(async (k) => ({ key: k, days: k.revokedAt ? null : (await usage.read(null, k.id, 30)).days })));
-    await page('Keys', '/admin/keys')(ctx, a.email, keysMain(rows, f, res.nextCursor));
+    const done = str(ctx.query.done, 16) === 'revoked' ? 'The key is revoked: anything that sends it is refused from now on.' : null;
+    await page('Keys', '/admin/keys')(ctx, a.email, keysMain(rows, f, res.nextCursor, done));
   });
   const keyId = (ctx: GatewayContext) => {
     const id = str(ctx.params.id, 64);
@@ -123,12 +125,14 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   };
   router.get('/admin/keys/:id/revoke', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
-    await page('Revoke key', '/admin/keys')(ctx, a.email, confirmPage(ctx.path, { title: 'Revoke this key?', text: 'Anything that sends this key stops working at once. This cannot be undone.', go: 'Revoke key', back: '/admin/keys' }));
+    await page('Revoke key', '/admin/keys')(ctx, a.email, confirmPage(ctx.url, { title: 'Revoke this key?', text: 'Anything that sends this key stops working at once. This cannot be undone.', go: 'Revoke key', back: '/admin/keys' }));
   });
   router.post('/admin/keys/:id/revoke', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
     await keys.adminRevokeKey(a.id, keyId(ctx), requestMeta(ctx));
-    back(ctx, '/admin/keys');
+    // Back to the list as it was filtered, saying what happened.
+    const f = parseQuery(ctx, keyFilterQuery.omit({ limit: true, cursor: true }));
+    back(ctx, `/admin/keys${queryOf({ owner: f.owner, state: f.state, scope: f.scope, q: f.q, done: 'revoked' })}`);
   });
 
   router.get('/admin/policy', async (ctx) => {
