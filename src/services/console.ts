@@ -34,9 +34,14 @@ export function lastDays(now: Date, days: number): string[] {
 
 export type ConsoleService = ReturnType<typeof createConsoleService>;
 
-export function createConsoleService({ pool, clock, policyFiles, logger }: { pool: Pool; clock: Clock; policyFiles: PolicyFiles; logger: Pick<Logger, 'warn'> }) {
+export interface ConsoleServiceDeps { pool: Pool; clock: Clock; policyFiles: PolicyFiles; logger: Pick<Logger, 'warn'> }
+
+export function createConsoleService({ pool, clock, policyFiles, logger }: ConsoleServiceDeps) {
   const admin = createPolicyAdmin({ pool, clock });
-  const changes = createVersionChanges({ pool, onError: (err, version) => logger.warn({ err, version }, 'working out the decisions a policy version changed failed; the next view retries') });
+  const changes = createVersionChanges({
+    pool,
+    onError: (err, version) => logger.warn({ err, version }, 'working out the decisions a policy version changed failed; the next view retries'),
+  });
 
   async function usage(days: number): Promise<UsageTotals> {
     const dates = lastDays(clock(), days);

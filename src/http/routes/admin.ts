@@ -40,7 +40,10 @@ export const keyFilterOf = (q: { owner?: string; state?: KeyFilter['state']; sco
 
 export const adminOperations = {
   listKeys: { method: 'get', path: '/admin/api-keys', tag: 'admin', summary: "Every user's keys, paginated, filtered by owner, state and scope", query: keyFilterQuery, ok: { status: 200, schema: s.adminKeyList }, problems: KEY_ROUTE, security: 'admin' },
-  updateKey: { method: 'patch', path: '/admin/api-keys/:id', tag: 'admin', summary: "Disable, enable or set the expiry of anyone's key (audited API_KEY_UPDATED, the admin as actor)", body: adminKeyPatch, ok: { status: 200, schema: s.apiKey }, problems: [...KEY_ROUTE, 'VALIDATION_FAILED'], security: 'admin' },
+  updateKey: {
+    method: 'patch', path: '/admin/api-keys/:id', tag: 'admin', summary: "Disable, enable or set the expiry of anyone's key (audited API_KEY_UPDATED, the admin as actor)",
+    body: adminKeyPatch, ok: { status: 200, schema: s.apiKey }, problems: [...KEY_ROUTE, 'VALIDATION_FAILED'], security: 'admin',
+  },
   revokeKey: { method: 'delete', path: '/admin/api-keys/:id', tag: 'admin', summary: 'Revoke any key', ok: { status: 204, schema: null }, problems: KEY_ROUTE, security: 'admin' },
   auditLog: { method: 'get', path: '/admin/audit-log', tag: 'admin', summary: 'The audit trail, newest first, filtered by kind, actor, owner and days', query: auditListQuery, ok: { status: 200, schema: s.auditLog }, security: 'admin' },
   ban: { method: 'post', path: '/admin/users/:id/ban', tag: 'admin', summary: 'Ban a user: their sessions and keys stop at once', ok: { status: 204, schema: null }, problems: ['NOT_FOUND'], security: 'admin' },

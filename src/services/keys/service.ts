@@ -112,7 +112,8 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
   }
 
   /** The owner's change (`ownerId` theirs) or an admin's (`ownerId` null): one validation, one audit entry. */
-  async function update(actorId: string, ownerId: string | null, keyId: string, input: UpdateInput, meta: RequestMeta): Promise<ApiKeyView> {
+  async function update(actorId: string, ownerId: string | null, keyId: string,
+    input: UpdateInput, meta: RequestMeta): Promise<ApiKeyView> {
     requireEnabled();
     const now = clock();
     // Any instant, the past included: that is how an owner expires a key now.
@@ -128,7 +129,9 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
         ...(before.expires_at?.getTime() !== updated.expires_at?.getTime() ? ['expiresAt'] : []),
       ];
       // An update that changes nothing is no event.
-      if (changes.length > 0) await audit.insertAuditEntry(tx, { type: 'API_KEY_UPDATED', actorUserId: actorId, ownerUserId: updated.user_id, keyId, ...meta, detail: { changes } });
+      if (changes.length > 0) {
+        await audit.insertAuditEntry(tx, { type: 'API_KEY_UPDATED', actorUserId: actorId, ownerUserId: updated.user_id, keyId, ...meta, detail: { changes } });
+      }
       return updated;
     });
     if (!row) throw notFound('API key');
@@ -169,11 +172,13 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
       return (await views([row]))[0]!;
     },
 
-    updateKey: (userId: string, keyId: string, input: UpdateInput, meta: RequestMeta = { ip: null, userAgent: null }): Promise<ApiKeyView> =>
+    updateKey: (userId: string, keyId: string, input: UpdateInput,
+      meta: RequestMeta = { ip: null, userAgent: null }): Promise<ApiKeyView> =>
       update(userId, userId, keyId, input, meta),
 
     /** An admin disables, enables or sets the expiry of anyone's key, audited with the admin as actor. */
-    adminUpdateKey: (adminId: string, keyId: string, input: Pick<UpdateInput, 'enabled' | 'expiresAt'>, meta: RequestMeta): Promise<ApiKeyView> =>
+    adminUpdateKey: (adminId: string, keyId: string, input: Pick<UpdateInput, 'enabled' | 'expiresAt'>,
+      meta: RequestMeta): Promise<ApiKeyView> =>
       update(adminId, null, keyId, input, meta),
 
     async revokeKey(userId: string, keyId: string, meta: RequestMeta): Promise<void> {

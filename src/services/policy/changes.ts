@@ -51,7 +51,9 @@ export interface VersionChangesService {
   kept(ns: readonly number[]): Promise<Map<number, VersionChanges>>;
 }
 
-export function createVersionChanges({ pool, onError }: { pool: Pool; onError: (err: unknown, version: number) => void }): VersionChangesService {
+export interface VersionChangesDeps { pool: Pool; onError: (err: unknown, version: number) => void }
+
+export function createVersionChanges({ pool, onError }: VersionChangesDeps): VersionChangesService {
   const working = new Map<number, Promise<VersionChanges>>();
   let queue: Promise<unknown> = Promise.resolve();
   const queued = new Set<number>();

@@ -79,7 +79,10 @@ export const SEED_MESSAGE = 'seeded from files at first start';
 
 /** The files a first start writes into an empty store are version 0 from that moment. Callers hold the policy lock. */
 export async function storeSeedVersion(tx: Client, texts: PolicyTexts, clock: Clock): Promise<void> {
-  await insertSeedVersion(tx, { sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: 'keygate', message: SEED_MESSAGE });
+  await insertSeedVersion(tx, {
+    sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes,
+    appliedAt: clock(), appliedBy: 'keygate', message: SEED_MESSAGE,
+  });
 }
 
 /**
@@ -98,7 +101,10 @@ export async function keepSeedAsVersionZero(tx: Client, modelText: string, clock
     policy: `# ${SEED_MESSAGE}: the lines the store held before version 1\n${rules.map((r) => `${formatRule(r)}\n`).join('')}`,
     scopes: scopes ?? '',
   };
-  await insertSeedVersion(tx, { sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: 'keygate', message: SEED_MESSAGE });
+  await insertSeedVersion(tx, {
+    sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes,
+    appliedAt: clock(), appliedBy: 'keygate', message: SEED_MESSAGE,
+  });
 }
 
 /**
