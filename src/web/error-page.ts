@@ -32,8 +32,10 @@ const wordsFor: Record<number, Words> = {
 
 const wordsOf = (status: number, err: unknown): Words => {
   // A 4xx detail is written for the person who sent the request; a 5xx detail is not shown.
-  if (status >= 400 && status < 500 && !wordsFor[status] && err instanceof AppError) return { title: 'That did not work', text: err.detail };
-  return wordsFor[status] ?? wordsFor[status >= 500 ? 500 : 404]!;
+  if (status >= 400 && status < 500 && !wordsFor[status]) {
+    return { title: 'That did not work', text: err instanceof AppError ? err.detail : 'The request was not one this page can answer.' };
+  }
+  return wordsFor[status] ?? wordsFor[500]!;
 };
 
 export function isPageNavigation(ctx: Context, config: Config): boolean {
