@@ -74,7 +74,10 @@ ${keys.length === 0 ? html`<p>No keys match.</p>` : html`<ul class="console-keys
 <h2>${k.name} <code>${k.start}…</code></h2>
 <p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'} · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)}</p>
 ${days ? usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true }) : html`<p class="muted">A revoked key has no usage chart here.</p>`}
-<p>${k.revokedAt ? html`Revoked ${dateTime(k.revokedAt)}` : confirmLink(`/admin/keys/${k.id}/revoke${queryOf(f)}`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
+<p>${k.revokedAt ? false : k.state === 'disabled'
+    ? confirmLink(`/admin/keys/${k.id}/enable${queryOf(f)}`, 'Enable', { title: `Enable “${k.name}”?`, text: 'It works again, until its expiry.', go: 'Enable key' })
+    : confirmLink(`/admin/keys/${k.id}/disable${queryOf(f)}`, 'Disable', { title: `Disable “${k.name}”?`, text: `It is refused until it is enabled again; ${k.owner.email} can see it is disabled.`, go: 'Disable key', danger: true })}
+${k.revokedAt ? html`Revoked ${dateTime(k.revokedAt)}` : confirmLink(`/admin/keys/${k.id}/revoke${queryOf(f)}`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
 </li>`)}</ul>`}
 ${nextCursor ? html`<p class="pager"><a href="/admin/keys${queryOf({ ...f, cursor: nextCursor })}">Next page</a></p>` : false}`;
 }

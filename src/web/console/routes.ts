@@ -115,24 +115,46 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     const res = await keys.adminListKeys({ limit: 50, cursor: q.cursor ?? null, filter: keyFilterOf(q) });
     // The usage service reads live keys only (its owner route must 404 a revoked one).
     const rows = await Promise.all(res.keys.map(async (k) => ({ key: k, days: k.revokedAt ? null : (await usage.read(null, k.id, 30)).days })));
-    const done = str(ctx.query.done, 16) === 'revoked' ? 'The key is revoked: anything that sends it is refused from now on.' : null;
+    const said = str(ctx.query.done, 16);
+    const done = Object.hasOwn(doneWords, said) ? doneWords[said]! : null;
     await page('Keys', '/admin/keys')(ctx, a.email, keysMain(rows, f, res.nextCursor, done));
   });
+  const doneWords: Record<string, string> = {
+    revoked: 'The key is revoked: anything that sends it is refused from now on.',
+    disabled: 'The key is disabled: it is refused until it is enabled again.',
+    enabled: 'The key is enabled again.',
+  };
   const keyId = (ctx: GatewayContext) => {
     const id = str(ctx.params.id, 64);
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new AppError('NOT_FOUND', 'There is no such key.');
     return id;
   };
-  router.get('/admin/keys/:id/revoke', async (ctx) => {
+  // One address per key action, as for users: GET asks (the page without script), POST does it.
+  const keyActions: Record<string, { title: string; text: string; go: string; run: (by: string, id: string, ctx: GatewayContext) => Promise<unknown> }> = {
+    revoke: { title: 'Revoke this key?', text: 'Anything that sends this key stops working at once. This cannot be undone.', go: 'Revoke key',
+      run: (by, id, ctx) => keys.adminRevokeKey(by, id, requestMeta(ctx)) },
+    disable: { title: 'Disable this key?', text: 'It is refused until it is enabled again.', go: 'Disable key',
+      run: (by, id, ctx) => keys.adminUpdateKey(by, id, { enabled: false }, requestMeta(ctx)) },
+    enable: { title: 'Enable this key?', text: 'It works again, until its expiry.', go: 'Enable key',
+      run: (by, id, ctx) => keys.adminUpdateKey(by, id, { enabled: true }, requestMeta(ctx)) },
+  };
+  const keyAction = (ctx: GatewayContext) => {
+    const name = str(ctx.params.action, 16);
+    if (!Object.hasOwn(keyActions, name)) throw new AppError('NOT_FOUND', 'There is no such page.');
+    return { name, ...keyActions[name]! };
+  };
+  router.get('/admin/keys/:id/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
-    await page('Revoke key', '/admin/keys')(ctx, a.email, confirmPage(ctx.url, { title: 'Revoke this key?', text: 'Anything that sends this key stops working at once. This cannot be undone.', go: 'Revoke key', back: '/admin/keys' }));
+    const act = keyAction(ctx);
+    await page(act.title, '/admin/keys')(ctx, a.email, confirmPage(ctx.url, { title: act.title, text: act.text, go: act.go, back: '/admin/keys' }));
   });
-  router.post('/admin/keys/:id/revoke', async (ctx) => {
+  router.post('/admin/keys/:id/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
-    await keys.adminRevokeKey(a.id, keyId(ctx), requestMeta(ctx));
+    const act = keyAction(ctx);
+    await act.run(a.id, keyId(ctx), ctx);
     // Back to the list as it was filtered, saying what happened.
     const f = parseQuery(ctx, keyFilterQuery.omit({ limit: true, cursor: true }));
-    back(ctx, `/admin/keys${queryOf({ owner: f.owner, state: f.state, scope: f.scope, q: f.q, done: 'revoked' })}`);
+    back(ctx, `/admin/keys${queryOf({ owner: f.owner, state: f.state, scope: f.scope, q: f.q, done: `${act.name}d` })}`);
   });
 
   router.get('/admin/policy', async (ctx) => {

@@ -225,6 +225,20 @@ describe('web: /admin/keys filters and revoke', function () {
     await t.page.waitForURL((u) => u.pathname === '/admin/keys' && u.searchParams.get('owner') === owner.user.email && u.searchParams.get('state') === 'active');
     expect(await t.page.getByRole('status').innerText()).to.match(/^The key is revoked/);
     expect(await headings()).to.deep.equal(['agent']);
+
+    // Disable "agent" and enable it again, each confirmed, each back on the same filter.
+    const agent = t.page.locator('ul.console-keys > li').filter({ has: t.page.getByRole('heading', { name: /^agent / }) });
+    await agent.getByRole('link', { name: 'Disable' }).click();
+    await t.page.getByRole('dialog', { name: 'Disable “agent”?' }).getByRole('button', { name: 'Disable key' }).click();
+    await t.page.getByRole('status').getByText(/^The key is disabled/).waitFor();
+    expect(new URL(t.page.url()).searchParams.get('owner')).to.equal(owner.user.email);
+    await t.page.goto(`/admin/keys?owner=${encodeURIComponent(owner.user.email)}&state=disabled`);
+    expect(await headings()).to.deep.equal(['agent']);
+    await agent.getByRole('link', { name: 'Enable' }).click();
+    await t.page.getByRole('dialog', { name: 'Enable “agent”?' }).getByRole('button', { name: 'Enable key' }).click();
+    await t.page.getByRole('status').getByText(/^The key is enabled again/).waitFor();
+    const updates = await gw.pool.query("SELECT actor_user_id FROM audit_log WHERE type = 'API_KEY_UPDATED' ORDER BY id");
+    expect(updates.rows).to.deep.equal([{ actor_user_id: person.user.id }, { actor_user_id: person.user.id }]);
     const revoked = await gw.pool.query('SELECT revoked_at FROM apikeys WHERE id = $1', [plain.id]);
     expect(revoked.rows[0].revoked_at).to.be.an.instanceOf(Date);
     const audit = await gw.pool.query("SELECT actor_user_id, owner_user_id FROM audit_log WHERE key_id = $1 AND type = 'API_KEY_REVOKED'", [plain.id]);
