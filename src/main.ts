@@ -252,7 +252,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   // One read before the server listens, so that no initialize waits for it; nothing runs later.
   if (config.surface.features.mcp) await mcpSessionIds.load();
   const audit = createAuditService({ pool });
-  const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy });
+  const consoleService = createConsoleService({ pool, clock, policyFiles: config.policy, logger });
   const deliveries = new Counter({ name: 'keygate_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome: delivered, retrying (failed, tried again later), failed (no attempt left)', labelNames: ['outcome'], registers: [registry] });
   new Gauge({
     name: 'keygate_webhook_oldest_undelivered_seconds', help: 'Age of the oldest webhook delivery not yet delivered nor failed (0: none)', registers: [registry],
@@ -274,8 +274,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const consentPages = oauthPages(pageConfig(config));
   const { app, routes } = createApp({
     config, accounts, audit, console: consoleService, keys, rotation, usage, verifier, counters, quota, policy, upstream, logger, clock, registry, bodyIdleMs: opts.bodyIdleMs, slots,
-    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ oauth, grants, pages: consentPages }), webRoutes({ config, policy, leakedKeys: keys.listLeakedKeys }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage }), webhookPages({ config, webhooks })],
-    pageErrors: pageErrors(config),
+    extraRouters: [mcpRoutes({ config, keys, policy, upstream, oauth, slots, sessionIds: mcpSessionIds }), oauthRoutes({ oauth, grants, pages: consentPages }), webRoutes({ config, policy, accounts, leakedKeys: keys.listLeakedKeys }), consolePages({ config, policy, console: consoleService, accounts, audit, keys, usage }), webhookPages({ config, webhooks })],
+    pageErrors: pageErrors(config, (err, reqId) => logger.error({ reqId, err }, 'unexpected error')),
     webhooks,
     secretScanning: config.secretScanning.github.enabled && config.apiKeys.enabled
       ? createSecretScanning({ pool, keysUrl: config.secretScanning.github.keysUrl, prefix: config.apiKeys.prefix, revokeLeaked: keys.revokeLeaked })

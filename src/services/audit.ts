@@ -52,6 +52,8 @@ export function csvField(value: string | null): string {
 function csvRow(e: AuditEntryView): string {
   const cells: Record<(typeof CSV_COLUMNS)[number], string | null> = {
     ...e, changes: e.changes ? e.changes.join(' ') : null, detail: e.detail ? JSON.stringify(e.detail) : null,
+    // Who acted, for the person reading the sheet: `cli`, else the acting person's e-mail.
+    actor: e.actor ?? e.actorEmail,
   };
   return `${CSV_COLUMNS.map((c) => csvField(cells[c])).join(',')}\r\n`;
 }

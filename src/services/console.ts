@@ -4,14 +4,15 @@
 import type { Pool } from '../store/db.ts';
 import { countAll, readTotalUsage, type ConsoleCounts } from '../store/console.ts';
 import type { CandidateRow, VersionRow } from '../store/policy-versions.ts';
-import { decisionChanges, diffRequests, type DecisionChange } from '../policy/decision-diff.ts';
 import type { PolicySubject } from '../policy/engine.ts';
 import { formatRule, type PolicyRule } from '../policy/rules.ts';
 import { permissionsFromNames } from '../policy/scopes.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from './clock.ts';
 import type { RequestMeta } from './accounts.ts';
-import { createPolicyAdmin, engineOfTexts, explain, fleetView, readPolicyFiles, textsOf, type ApplyOutcome, type PolicyFiles } from './policy/index.ts';
+import type { Logger } from 'pino';
+import { createVersionChanges, type VersionChanges } from './policy/changes.ts';
+import { createPolicyAdmin, explain, fleetView, readPolicyFiles, textsOf, type ApplyOutcome, type PolicyFiles } from './policy/index.ts';
 
 export interface UsageTotals { days: { date: string; requests: number; refused: number }[] }
 
@@ -33,8 +34,14 @@ export function lastDays(now: Date, days: number): string[] {
 
 export type ConsoleService = ReturnType<typeof createConsoleService>;
 
-export function createConsoleService({ pool, clock, policyFiles }: { pool: Pool; clock: Clock; policyFiles: PolicyFiles }) {
+export interface ConsoleServiceDeps { pool: Pool; clock: Clock; policyFiles: PolicyFiles; logger: Pick<Logger, 'warn'> }
+
+export function createConsoleService({ pool, clock, policyFiles, logger }: ConsoleServiceDeps) {
   const admin = createPolicyAdmin({ pool, clock });
+  const changes = createVersionChanges({
+    pool,
+    onError: (err, version) => logger.warn({ err, version }, 'working out the decisions a policy version changed failed; the next view retries'),
+  });
 
   async function usage(days: number): Promise<UsageTotals> {
     const dates = lastDays(clock(), days);
@@ -67,16 +74,11 @@ export function createConsoleService({ pool, clock, policyFiles }: { pool: Pool;
       return { ...versionView(v), texts: textsOf(v) };
     },
     /** The decisions version `n` changed against the version before it (none before the first). */
-    async changes(n: number): Promise<{ version: number; against: number | null; decisions: DecisionChange[]; changed: number }> {
-      const v = await admin.versions.version(n);
-      const prev = n > 0 ? await admin.versions.version(n - 1).catch((e: unknown) => (e instanceof AppError && e.code === 'NOT_FOUND' ? null : Promise.reject(e))) : null;
-      if (!prev) return { version: n, against: null, decisions: [], changed: 0 };
-      const [before, after] = await Promise.all([engineOfTexts(textsOf(prev), `version ${prev.version}`), engineOfTexts(textsOf(v), `version ${n}`)]);
-      const { decisions, changed } = decisionChanges(before, after, diffRequests([before, after]));
-      return { version: n, against: prev.version, decisions, changed };
-    },
-    rollback: (n: number, by: { userId: string; email: string }, meta: RequestMeta): Promise<ApplyOutcome> =>
-      admin.versions.rollback(n, by.email, { actor: { userId: by.userId }, meta }),
+    changes: (n: number): Promise<VersionChanges> => changes.of(n),
+    /** The changes already worked out of these versions; the rest are worked out in the background. */
+    keptChanges: (ns: readonly number[]) => changes.kept(ns),
+    rollback: (n: number, by: { userId: string; email: string }, meta: RequestMeta, message?: string): Promise<ApplyOutcome> =>
+      admin.versions.rollback(n, by.email, { actor: { userId: by.userId }, meta }, message),
     async shadow() {
       const c = await admin.shadow.candidate();
       return { candidate: c ? candidateView(c) : null, divergences: c ? await admin.shadow.divergences(c.id) : [] };

@@ -78,7 +78,8 @@ export async function findKeyByHash(db: Queryable, keyHash: Buffer, prepared = t
   return rows[0] ?? null;
 }
 
-export async function updateKey(db: Queryable, id: string, userId: string, p: { name?: string; enabled?: boolean; expiresAt?: Date | null }, now: Date): Promise<ApiKeyRow | null> {
+/** `userId` null: any owner's key (an admin's change). */
+export async function updateKey(db: Queryable, id: string, userId: string | null, p: { name?: string; enabled?: boolean; expiresAt?: Date | null }, now: Date): Promise<ApiKeyRow | null> {
   const { rows } = await db.query<ApiKeyRow>(
     `UPDATE apikeys SET
         name = COALESCE($3, name),
@@ -87,7 +88,7 @@ export async function updateKey(db: Queryable, id: string, userId: string, p: { 
         expires_at = CASE WHEN NOT $5 THEN expires_at
                           WHEN rotated_to IS NULL THEN $6::timestamptz
                           ELSE LEAST(expires_at, COALESCE($6::timestamptz, expires_at)) END
-      WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND ${notRetired('', '$7')} RETURNING ${COLUMNS}`,
+      WHERE id = $1 AND ($2::uuid IS NULL OR user_id = $2) AND revoked_at IS NULL AND ${notRetired('', '$7')} RETURNING ${COLUMNS}`,
     [id, userId, p.name ?? null, p.enabled ?? null, p.expiresAt !== undefined, p.expiresAt ?? null, now],
   );
   return rows[0] ?? null;
@@ -149,7 +150,10 @@ export interface AdminKeyRow extends ApiKeyRow { owner_name: string; owner_email
 
 /** The key states an operator filters on; `revoked` is the only one that shows revoked keys. */
 export const KEY_FILTER_STATES = ['active', 'disabled', 'expired', 'revoked'] as const;
-export interface KeyFilter { ownerEmail?: string; state?: (typeof KEY_FILTER_STATES)[number]; scope?: string }
+/** `q`: the start of a key as shown (its prefix and first characters), or of its id. */
+export interface KeyFilter { ownerEmail?: string; state?: (typeof KEY_FILTER_STATES)[number]; scope?: string; q?: string }
+
+const likePrefix = (s: string) => `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 // The same precedence keyView uses: disabled before expired. `active` here is the key's life, not
 // its day's quota (a rate-limited key is still active: that state lives in Redis, not in this row).
@@ -172,8 +176,9 @@ export async function listKeysPage(db: Queryable, limit: number, after: { create
         AND ($2::timestamptz IS NULL OR (k.created_at, k.id) < ($2::timestamptz, $3::uuid))
         AND ($5::text IS NULL OR lower(u.email) = lower($5::text))
         AND ($6::text IS NULL OR k.permissions ? $6::text)
+        AND ($7::text IS NULL OR k.start LIKE $7::text OR k.id::text LIKE lower($7::text))
       ORDER BY k.created_at DESC, k.id DESC LIMIT $1`,
-    [limit, after?.createdAt ?? null, after?.id ?? null, now, filter.ownerEmail ?? null, filter.scope ?? null],
+    [limit, after?.createdAt ?? null, after?.id ?? null, now, filter.ownerEmail ?? null, filter.scope ?? null, filter.q ? likePrefix(filter.q) : null],
   );
   return rows;
 }

@@ -13,42 +13,63 @@ interface FieldInput {
   autocomplete: string;
   hint?: string;
   maxlength?: number;
+  /** What the person typed, drawn again after a refused form POST (never a password). */
+  value?: string;
+  /** The server's words for this field after a refused form POST. */
+  error?: string;
 }
 
 /** A labelled input with room for a hint and for the error the server reports for it. */
-function textField({ id, name, label, type, autocomplete, hint, maxlength }: FieldInput): Html {
+function textField({ id, name, label, type, autocomplete, hint, maxlength, value, error }: FieldInput): Html {
   const describedBy = [hint ? `${id}-hint` : '', `${id}-error`].filter(Boolean).join(' ');
   return html`<div class="field">
 <label for="${id}">${label}</label>
 ${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : false}
-<input id="${id}" name="${name}" type="${type}" autocomplete="${autocomplete}" required aria-describedby="${describedBy}"${maxlength ? html` maxlength="${maxlength}"` : false}>
-<p class="field-error" id="${id}-error"></p>
+<input id="${id}" name="${name}" type="${type}" autocomplete="${autocomplete}" required aria-describedby="${describedBy}"${maxlength ? html` maxlength="${maxlength}"` : false}${value && type !== 'password' ? html` value="${value}"` : false}${error ? html` aria-invalid="true"` : false}>
+<p class="field-error" id="${id}-error">${error ?? ''}</p>
 </div>`;
 }
 
 const noScript = html`<noscript><p class="notice">This page needs JavaScript. Turn it on and reload the page.</p></noscript>`;
 
-export function signInMain(signUp: boolean): Html {
+/** A refused form POST drawn again: which form, its words, the fields' words and what was typed. */
+export interface SignInFormState {
+  form: 'sign-in' | 'sign-up';
+  error: string;
+  fields: Record<string, string>;
+  values: Record<string, string>;
+}
+
+/**
+ * Both forms POST to the server, which answers 303 to where the person was going, or this page
+ * again with the error: they work without script. With it, the script sends the same fields to the
+ * API and shows the answer in place.
+ */
+export function signInMain(signUp: boolean, next: string | null = null, state: SignInFormState | null = null): Html {
+  const on = (form: SignInFormState['form']) => (state?.form === form ? state : null);
+  const field = (form: SignInFormState['form'], f: FieldInput): Html => textField({ ...f, value: on(form)?.values[f.name], error: on(form)?.fields[f.name] });
+  const keepNext = next ? html`<input type="hidden" name="next" value="${next}">` : false;
   return html`<div class="auth-grid">
 <h1 class="auth-title">Sign in to keygate</h1>
-${noScript}
 <section class="panel" aria-labelledby="sign-in-title">
 <h2 id="sign-in-title">Sign in</h2>
-<form id="sign-in-form" method="post" novalidate>
-${textField({ id: 'sign-in-email', name: 'email', label: 'E-mail', type: 'email', autocomplete: 'username' })}
-${textField({ id: 'sign-in-password', name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })}
-<p class="form-error" id="sign-in-error" role="alert"></p>
+<form id="sign-in-form" method="post" action="/sign-in" novalidate>
+${keepNext}
+${field('sign-in', { id: 'sign-in-email', name: 'email', label: 'E-mail', type: 'email', autocomplete: 'username' })}
+${field('sign-in', { id: 'sign-in-password', name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })}
+<p class="form-error" id="sign-in-error" role="alert">${on('sign-in')?.error ?? ''}</p>
 <button type="submit" class="primary">Sign in</button>
 </form>
 </section>
 ${signUp
   ? html`<section class="panel" aria-labelledby="sign-up-title">
 <h2 id="sign-up-title">Create an account</h2>
-<form id="sign-up-form" method="post" novalidate>
-${textField({ id: 'sign-up-name', name: 'name', label: 'Name', type: 'text', autocomplete: 'name', maxlength: 100 })}
-${textField({ id: 'sign-up-email', name: 'email', label: 'E-mail', type: 'email', autocomplete: 'email' })}
-${textField({ id: 'sign-up-password', name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: '8 to 128 characters.', maxlength: 128 })}
-<p class="form-error" id="sign-up-error" role="alert"></p>
+<form id="sign-up-form" method="post" action="/sign-up" novalidate>
+${keepNext}
+${field('sign-up', { id: 'sign-up-name', name: 'name', label: 'Name', type: 'text', autocomplete: 'name', maxlength: 100 })}
+${field('sign-up', { id: 'sign-up-email', name: 'email', label: 'E-mail', type: 'email', autocomplete: 'email' })}
+${field('sign-up', { id: 'sign-up-password', name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: '8 to 128 characters.', maxlength: 128 })}
+<p class="form-error" id="sign-up-error" role="alert">${on('sign-up')?.error ?? ''}</p>
 <button type="submit" class="primary">Create account</button>
 </form>
 </section>`

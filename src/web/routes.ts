@@ -6,7 +6,9 @@ import { sharedAssets } from './assets.ts';
 import { safeReturnPath } from './return-path.ts';
 import { html, layout, pageHeaders, raw, type Html } from './layout.ts';
 import { connectedAppsMarkup } from './connected-apps-markup.ts';
-import { accountHeader, developersMain, keysOffMain, signInMain } from './pages.ts';
+import { accountHeader, developersMain, keysOffMain, signInMain, type SignInFormState } from './pages.ts';
+import { signInForms } from './sign-in-forms.ts';
+import type { AccountService } from '../services/accounts.ts';
 import { leakedKeysMarkup } from './leaked-keys-markup.ts';
 import type { LeakedKeyView } from '../services/keys/service.ts';
 import type { PageConfig } from './page-config.ts';
@@ -17,6 +19,7 @@ import { offeredScopes } from '../http/routes/scopes.ts';
 export interface WebDeps {
   config: Config;
   policy: PolicyHolder;
+  accounts: AccountService;
   /** The person's keys revoked because they were found public, shown on the page with where. */
   leakedKeys?: (userId: string) => Promise<LeakedKeyView[]>;
 }
@@ -44,8 +47,8 @@ export function pageConfig(config: Config, scopes: Pick<ScopeCatalog, 'list'> = 
   };
 }
 
-/** The pages: /sign-in and /settings/developers, and their assets under /assets/. */
-export function webRoutes({ config, policy, leakedKeys }: WebDeps): Router<GatewayState> {
+/** The pages: /sign-in (and its forms' POSTs) and /settings/developers, and their assets under /assets/. */
+export function webRoutes({ config, policy, accounts, leakedKeys }: WebDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const assets = sharedAssets;
 
@@ -67,13 +70,19 @@ export function webRoutes({ config, policy, leakedKeys }: WebDeps): Router<Gatew
   // The address a newcomer opens first: it leads to the page that fits who they are.
   router.get('/', (ctx) => redirect(ctx, ctx.state.caller.kind === 'session' ? '/settings/developers' : '/sign-in'));
 
+  const sendSignIn = async (ctx: GatewayContext, next: string | null, state: SignInFormState | null = null, status = 200) => {
+    await sendPage(ctx, pageConfig(config, policy.current.scopes), { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp, next, state) });
+    // Under no-referrer Chromium posts the forms with `Origin: null`, which the sign-in form's
+    // cross-site rule refuses; same-origin still tells other sites nothing.
+    ctx.set('Referrer-Policy', 'same-origin');
+    ctx.status = status;
+  };
   router.get('/sign-in', async (ctx) => {
-    if (ctx.state.caller.kind === 'session') {
-      const next = typeof ctx.query.next === 'string' ? ctx.query.next : '';
-      return redirect(ctx, safeReturnPath(next) ?? '/settings/developers');
-    }
-    await sendPage(ctx, pageConfig(config, policy.current.scopes), { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp) });
+    const next = safeReturnPath(typeof ctx.query.next === 'string' ? ctx.query.next : '');
+    if (ctx.state.caller.kind === 'session') return redirect(ctx, next ?? '/settings/developers');
+    await sendSignIn(ctx, next);
   });
+  signInForms(router, { config, accounts, sendSignIn });
 
   router.get('/settings/developers', async (ctx) => {
     const caller = ctx.state.caller;

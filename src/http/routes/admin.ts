@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AccountService } from '../../services/accounts.ts';
 import { KEY_FILTER_STATES, type KeyFilter, type KeyService } from '../../services/keys/service.ts';
 import type { AuditService } from '../../services/audit.ts';
-import { idParam, parseQuery } from '../body.ts';
+import { idParam, parseBody, parseQuery } from '../body.ts';
 import { queryInt } from '../query-int.ts';
 import type { GatewayState } from '../state.ts';
 import { KEY_ROUTE, serve, type Operation } from '../operation.ts';
@@ -25,13 +25,25 @@ export const keyFilterQuery = pageQuery.extend({
   owner: blankIsAbsent(z.string().trim().max(254)).describe("The owner's e-mail, exactly (any case)"),
   state: blankIsAbsent(z.enum(KEY_FILTER_STATES)).describe('Absent: every key not revoked; `revoked` lists only revoked keys'),
   scope: blankIsAbsent(z.string().regex(NAME, 'a scope name')).describe('Keys whose permissions name this scope'),
+  q: blankIsAbsent(z.string().trim().min(4).max(64).regex(/^[A-Za-z0-9_-]+$/, 'the start of a key as shown, or of its id'))
+    .describe('Keys whose start (the prefix as shown) or id begins with this: what a secret-scanning alert gives'),
 }).strict();
 
-export const keyFilterOf = (q: { owner?: string; state?: KeyFilter['state']; scope?: string }): KeyFilter =>
-  ({ ownerEmail: q.owner || undefined, state: q.state, scope: q.scope });
+/** What an admin may change of anyone's key; the owner's rules for the expiry apply. */
+export const adminKeyPatch = z.object({
+  enabled: z.boolean().optional(),
+  expiresAt: z.iso.datetime({ offset: true }).nullable().optional().describe('null: never expires'),
+}).strict().refine((b) => b.enabled !== undefined || b.expiresAt !== undefined, 'name enabled, expiresAt or both');
+
+export const keyFilterOf = (q: { owner?: string; state?: KeyFilter['state']; scope?: string; q?: string }): KeyFilter =>
+  ({ ownerEmail: q.owner || undefined, state: q.state, scope: q.scope, q: q.q || undefined });
 
 export const adminOperations = {
   listKeys: { method: 'get', path: '/admin/api-keys', tag: 'admin', summary: "Every user's keys, paginated, filtered by owner, state and scope", query: keyFilterQuery, ok: { status: 200, schema: s.adminKeyList }, problems: KEY_ROUTE, security: 'admin' },
+  updateKey: {
+    method: 'patch', path: '/admin/api-keys/:id', tag: 'admin', summary: "Disable, enable or set the expiry of anyone's key (audited API_KEY_UPDATED, the admin as actor)",
+    body: adminKeyPatch, ok: { status: 200, schema: s.apiKey }, problems: [...KEY_ROUTE, 'VALIDATION_FAILED'], security: 'admin',
+  },
   revokeKey: { method: 'delete', path: '/admin/api-keys/:id', tag: 'admin', summary: 'Revoke any key', ok: { status: 204, schema: null }, problems: KEY_ROUTE, security: 'admin' },
   auditLog: { method: 'get', path: '/admin/audit-log', tag: 'admin', summary: 'The audit trail, newest first, filtered by kind, actor, owner and days', query: auditListQuery, ok: { status: 200, schema: s.auditLog }, security: 'admin' },
   ban: { method: 'post', path: '/admin/users/:id/ban', tag: 'admin', summary: 'Ban a user: their sessions and keys stop at once', ok: { status: 204, schema: null }, problems: ['NOT_FOUND'], security: 'admin' },
@@ -48,6 +60,14 @@ export function adminRoutes({ keys, accounts, audit }: AdminRoutesDeps): Router<
   serve(router, ops.listKeys, async (ctx) => {
     const q = parseQuery(ctx, keyFilterQuery);
     ctx.body = await keys.adminListKeys({ limit: q.limit, cursor: q.cursor ?? null, filter: keyFilterOf(q) });
+  });
+
+  serve(router, ops.updateKey, async (ctx) => {
+    const admin = requireAdmin(ctx);
+    const id = idParam(ctx.params, 'API key');
+    const { enabled, expiresAt } = await parseBody(ctx, adminKeyPatch);
+    const input = { enabled, expiresAt: expiresAt === undefined ? undefined : expiresAt === null ? null : new Date(expiresAt) };
+    ctx.body = await keys.adminUpdateKey(admin.user.id, id, input, requestMeta(ctx));
   });
 
   serve(router, ops.revokeKey, async (ctx) => {

@@ -49,7 +49,10 @@ const exportQuery = auditFilterQuery.extend({ format: z.enum(['csv', 'ndjson']).
 const usersQuery = z.object({ q: z.string().trim().max(254).optional(), cursor: z.string().max(300).optional(), limit: queryInt(1, 100, 50) }).strict();
 const roleBody = z.object({ role: z.enum(['user', 'admin']) }).strict();
 const planBody = z.object({ plan: z.string().min(1).max(64) }).strict();
-const rollbackBody = z.object({ version: z.number().int().min(0) }).strict();
+const rollbackBody = z.object({
+  version: z.number().int().min(0),
+  message: z.string().trim().max(500).optional().describe('Why; the new version\'s message (default `rollback to VERSION`)'),
+}).strict();
 const explainBody = z.object({
   method: z.string().regex(/^[A-Za-z]{1,16}$/),
   path: z.string().min(1).max(2048).regex(/^\/[^?#]*$/, 'a canonical path without a query string'),
@@ -142,8 +145,8 @@ export function consoleRoutes({ console: cs, accounts, audit, plans }: ConsoleRo
   });
   serve(router, ops.rollback, async (ctx) => {
     const actor = by(ctx);
-    const { version } = await parseBody(ctx, rollbackBody);
-    ctx.body = await cs.rollback(version, actor, requestMeta(ctx));
+    const { version, message } = await parseBody(ctx, rollbackBody);
+    ctx.body = await cs.rollback(version, actor, requestMeta(ctx), message);
   });
   serve(router, ops.shadow, async (ctx) => {
     requireAdmin(ctx);

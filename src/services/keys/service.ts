@@ -132,6 +132,40 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
     return row !== null;
   }
 
+  /** The owner's change (`ownerId` theirs) or an admin's (`ownerId` null): one validation, one audit entry. */
+  async function update(actorId: string, ownerId: string | null, keyId: string,
+    input: UpdateInput, meta: RequestMeta): Promise<ApiKeyView> {
+    requireEnabled();
+    const now = clock();
+    // Any instant, the past included: that is how an owner expires a key now.
+    if (input.expiresAt !== undefined) lifetimeBoundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
+    const row = await withChange(pool, forget, async ({ tx, invalidate, record }) => {
+      const before = await keys.lockKeyFields(tx, keyId);
+      const updated = await keys.updateKey(tx, keyId, ownerId, input, now);
+      if (!updated || !before) return null;
+      await invalidate({ type: 'key', id: updated.id });
+      const changes = [
+        ...(before.name !== updated.name ? ['name'] : []),
+        ...(before.enabled !== updated.enabled ? ['enabled'] : []),
+        ...(before.expires_at?.getTime() !== updated.expires_at?.getTime() ? ['expiresAt'] : []),
+      ];
+      // An update that changes nothing is no event.
+      if (changes.length > 0) {
+        await record({
+          audit: { type: 'API_KEY_UPDATED', actorUserId: actorId, ownerUserId: updated.user_id, keyId, ...meta, detail: { changes } },
+          event: {
+            type: 'key.updated',
+            data: { keyId, userId: updated.user_id, name: updated.name, prefix: updated.prefix, changes, enabled: updated.enabled,
+              expiresAt: updated.expires_at?.toISOString() ?? null, actor: actorOf({ userId: actorId }) },
+          },
+        });
+      }
+      return updated;
+    });
+    if (!row) throw notFound('API key');
+    return (await views([row]))[0]!;
+  }
+
   return {
     async createKey(actor: Actor, input: CreateInput, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string }> {
       const cfg = requireEnabled();
@@ -168,37 +202,14 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
       return (await views([row]))[0]!;
     },
 
-    async updateKey(userId: string, keyId: string, input: UpdateInput, meta: RequestMeta = { ip: null, userAgent: null }): Promise<ApiKeyView> {
-      requireEnabled();
-      const now = clock();
-      // Any instant, the past included: that is how an owner expires a key now.
-      if (input.expiresAt !== undefined) lifetimeBoundedExpiry(input.expiresAt, now, maxLifetimeDays, 'expiresAt');
-      const row = await withChange(pool, forget, async ({ tx, invalidate, record }) => {
-        const before = await keys.lockKeyFields(tx, keyId);
-        const updated = await keys.updateKey(tx, keyId, userId, input, now);
-        if (!updated || !before) return null;
-        await invalidate({ type: 'key', id: updated.id });
-        const changes = [
-          ...(before.name !== updated.name ? ['name'] : []),
-          ...(before.enabled !== updated.enabled ? ['enabled'] : []),
-          ...(before.expires_at?.getTime() !== updated.expires_at?.getTime() ? ['expiresAt'] : []),
-        ];
-        // An update that changes nothing is no event.
-        if (changes.length > 0) {
-          await record({
-            audit: { type: 'API_KEY_UPDATED', actorUserId: userId, ownerUserId: updated.user_id, keyId, ...meta, detail: { changes } },
-            event: {
-              type: 'key.updated',
-              data: { keyId, userId: updated.user_id, name: updated.name, prefix: updated.prefix, changes, enabled: updated.enabled,
-                expiresAt: updated.expires_at?.toISOString() ?? null, actor: actorOf({ userId }) },
-            },
-          });
-        }
-        return updated;
-      });
-      if (!row) throw notFound('API key');
-      return (await views([row]))[0]!;
-    },
+    updateKey: (userId: string, keyId: string, input: UpdateInput,
+      meta: RequestMeta = { ip: null, userAgent: null }): Promise<ApiKeyView> =>
+      update(userId, userId, keyId, input, meta),
+
+    /** An admin disables, enables or sets the expiry of anyone's key, audited with the admin as actor. */
+    adminUpdateKey: (adminId: string, keyId: string, input: Pick<UpdateInput, 'enabled' | 'expiresAt'>,
+      meta: RequestMeta): Promise<ApiKeyView> =>
+      update(adminId, null, keyId, input, meta),
 
     async revokeKey(userId: string, keyId: string, meta: RequestMeta): Promise<void> {
       requireEnabled();

@@ -15,7 +15,8 @@ import { parsePolicy, ruleToCsvRow, type PolicyRule } from '../../policy/rules.t
 import { parseScopes, type ScopeCatalog } from '../../policy/scopes.ts';
 import { findCandidate, findLiveVersion, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
 import type { DecisionObserver } from './observer.ts';
-import { signalPolicyChanged, writeLive } from './versions.ts';
+import { keepSeedAsVersionZero, signalPolicyChanged, storeSeedVersion, writeLive } from './versions.ts';
+import { systemClock } from '../clock.ts';
 
 /** `scopes` defaults to the scopes.yaml beside the policy file, else the shipped one. */
 export interface PolicyFiles { model: string; file: string; scopes?: string }
@@ -195,9 +196,13 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
         await lockPolicy(tx);
         // A store filled before scopes were stored gets the files' scopes beside its lines.
         if ((await readScopesText(tx)) === null) await writeScopesText(tx, texts.scopes);
-        if ((await countRules(tx)) > 0) return false;
-        // The same write an apply makes, without a version: the record starts at the first apply.
+        if ((await countRules(tx)) > 0) {
+          if (!(await findLiveVersion(tx))) await keepSeedAsVersionZero(tx, texts.model, systemClock);
+          return false;
+        }
+        // The same write an apply makes, and the record starts here: what was seeded is version 0.
         await writeLive(tx, checked);
+        await storeSeedVersion(tx, texts, systemClock);
         await signalPolicyChanged(tx);
         return true;
       });

@@ -71,7 +71,8 @@ export async function storeVersion(tx: Client, bundle: PolicyBundle, who: Author
   const { texts, sha256 } = bundle;
   await lockPolicy(tx);
   const live = await findLiveVersion(tx);
-  if (live && live.sha256 === sha256) return { status: 'already-live', version: live.version };
+  // Version 0 is what a first start seeded: the first apply stores version 1 whatever it holds.
+  if (live && live.version > 0 && live.sha256 === sha256) return { status: 'already-live', version: live.version };
   if (!live) await keepSeedAsVersionZero(tx, texts.model, clock);
   const version = await insertVersion(tx, { sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: who.by, message: who.message });
   await writeLive(tx, bundle);
@@ -80,14 +81,23 @@ export async function storeVersion(tx: Client, bundle: PolicyBundle, who: Author
 
 export const SEED_MESSAGE = 'seeded from files at first start';
 
+/** The files a first start writes into an empty store are version 0 from that moment. Callers hold the policy lock. */
+export async function storeSeedVersion(tx: Client, texts: PolicyTexts, clock: Clock): Promise<void> {
+  await insertSeedVersion(tx, {
+    sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes,
+    appliedAt: clock(), appliedBy: 'keygate', message: SEED_MESSAGE,
+  });
+}
+
 /**
- * Before the first version replaces them, the lines and scopes a gateway seeded from its files
- * become version 0, so `policy rollback 0` returns to them. The seed stored no text of its own:
+ * A store seeded before the seed was kept as version 0 at once (or by an older keygate) holds
+ * lines and no version: its lines and scopes become version 0, so `policy rollback 0` returns to
+ * them. The seed stored no text of its own:
  * the policy text is written back from the stored lines (the file's comments are gone, the lines
  * and their order are not), and the model is the one this apply brings, which the gateways read
  * the seeded lines with when it is the configured file, as it is unless --model says otherwise.
  */
-async function keepSeedAsVersionZero(tx: Client, modelText: string, clock: Clock): Promise<void> {
+export async function keepSeedAsVersionZero(tx: Client, modelText: string, clock: Clock): Promise<void> {
   if ((await countRules(tx)) === 0) return;
   const [rules, scopes] = await Promise.all([readStoredRules(tx), readScopesText(tx)]);
   const texts: PolicyTexts = {
@@ -95,7 +105,10 @@ async function keepSeedAsVersionZero(tx: Client, modelText: string, clock: Clock
     policy: `# ${SEED_MESSAGE}: the lines the store held before version 1\n${rules.map((r) => `${formatRule(r)}\n`).join('')}`,
     scopes: scopes ?? '',
   };
-  await insertSeedVersion(tx, { sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: 'keygate', message: SEED_MESSAGE });
+  await insertSeedVersion(tx, {
+    sha256: policySha256(texts), modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes,
+    appliedAt: clock(), appliedBy: 'keygate', message: SEED_MESSAGE,
+  });
 }
 
 /**
@@ -118,7 +131,8 @@ export async function applyPolicy(pool: Pool, texts: PolicyTexts, who: Authorshi
 export interface PolicyVersionService {
   /** The texts become the live policy as a new version, unless they are live already. */
   apply(texts: PolicyTexts, who: Authorship, source?: string): Promise<ApplyOutcome>;
-  rollback(version: number, by: string, actor?: Pick<Authorship, 'actor' | 'meta'>): Promise<ApplyOutcome>;
+  /** `message`: why, in the operator's words; `rollback to N` when none is given. */
+  rollback(version: number, by: string, actor?: Pick<Authorship, 'actor' | 'meta'>, message?: string): Promise<ApplyOutcome>;
   /** null: the store holds what the files seeded at first start, or nothing yet (version 0). */
   live(): Promise<VersionRow | null>;
   version(version: number): Promise<VersionRow>;
@@ -139,9 +153,9 @@ export function createPolicyVersionService({ pool, clock }: { pool: Pool; clock:
 
   return {
     apply: (texts, who, source = 'policy') => applyPolicy(pool, texts, who, { clock, source }),
-    async rollback(n, by, actor = {}) {
+    async rollback(n, by, actor = {}, message) {
       const row = await version(n);
-      return applyPolicy(pool, textsOf(row), { by, message: `rollback to ${n}`, ...actor }, { clock, source: `version ${n}`, rollbackTo: n });
+      return applyPolicy(pool, textsOf(row), { by, message: message || `rollback to ${n}`, ...actor }, { clock, source: `version ${n}`, rollbackTo: n });
     },
     live: () => findLiveVersion(pool),
     version,

@@ -17,6 +17,12 @@ document.addEventListener('click', (event) => {
   byId('confirm-title', HTMLElement).textContent = link.dataset.confirmTitle ?? '';
   byId('confirm-text', HTMLElement).textContent = link.dataset.confirmText ?? '';
   byId('confirm-go', HTMLButtonElement).textContent = link.dataset.confirmGo ?? 'Confirm';
+  // Only an action that keeps a message (a rollback) sends one; elsewhere the field is off.
+  const asksWhy = link.dataset.confirmMessage === '1';
+  byId('confirm-message-field', HTMLElement).hidden = !asksWhy;
+  const why = byId('confirm-message', HTMLInputElement);
+  why.disabled = !asksWhy;
+  why.value = '';
   dialog.showModal();
 });
 

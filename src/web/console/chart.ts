@@ -7,10 +7,11 @@ import { axisTicks, shortDate } from '../chart-axis.ts';
 
 export interface ChartDay { date: string; requests: number; refused: number }
 
-const W = 640;
-const H = 160;
-const AXIS = 22;
-const LEFT = 36;
+// A narrow drawing, so its 13-unit labels stay readable (about 10 px) when a phone shrinks it.
+const W = 400;
+const H = 140;
+const AXIS = 20;
+const LEFT = 32;
 
 export { shortDate, labelledDays } from '../chart-axis.ts';
 
@@ -31,8 +32,8 @@ export function usageSvg(days: ChartDay[], opts: { small?: boolean } = {}): Html
     if (servedH) parts.push(`<rect class="bar" x="${x.toFixed(2)}" y="${(plotH - servedH).toFixed(2)}" width="${w}" height="${servedH.toFixed(2)}"/>`);
     if (refusedH) parts.push(`<rect class="bar-refused" x="${x.toFixed(2)}" y="${(plotH - servedH - refusedH).toFixed(2)}" width="${w}" height="${refusedH.toFixed(2)}"/>`);
   });
-  // 11px ticks (styles.css): 7 units a character is a generous width for "26 Nov".
-  for (const t of axisTicks(days.map((d) => d.date), { left: LEFT, right: W, charWidth: 7 })) {
+  // 13-unit ticks (styles.css): 8.5 units a character is a generous width for "26 Nov".
+  for (const t of axisTicks(days.map((d) => d.date), { left: LEFT, right: W, charWidth: 8.5 })) {
     parts.push(`<line class="axis" x1="${t.x.toFixed(2)}" y1="${plotH}" x2="${t.x.toFixed(2)}" y2="${plotH + 4}"/><text class="tick" x="${t.labelX.toFixed(2)}" y="${H - 4}" text-anchor="${t.anchor}">${esc(t.label)}</text>`);
   }
   return raw(`<svg class="console-chart${opts.small ? ' small' : ''}" viewBox="0 0 ${W} ${H}" role="presentation" aria-hidden="true" focusable="false">${parts.join('')}</svg>`);
@@ -44,8 +45,8 @@ const total = (days: ChartDay[], f: (d: ChartDay) => number) => days.reduce((n, 
 export function usageFigure(days: ChartDay[], caption: string, opts: { small?: boolean; collapsed?: boolean } = {}): Html {
   const table = html`<table class="figures">
 <caption class="visually-hidden">${caption}: requests and refusals per day (UTC)</caption>
-<thead><tr><th scope="col">Day</th><th scope="col">Requests</th><th scope="col">Refused</th></tr></thead>
-<tbody>${days.map((d) => html`<tr><th scope="row"><time datetime="${d.date}">${shortDate(d.date)}</time></th><td>${d.requests}</td><td>${d.refused}</td></tr>`)}</tbody>
+<thead><tr><th scope="col">Day (newest first)</th><th scope="col">Requests</th><th scope="col">Refused</th></tr></thead>
+<tbody>${[...days].reverse().map((d) => html`<tr><th scope="row"><time datetime="${d.date}">${shortDate(d.date)}</time></th><td>${d.requests}</td><td>${d.refused}</td></tr>`)}</tbody>
 </table>`;
   return html`<figure class="console-usage${opts.collapsed ? '' : ' beside'}">
 ${usageSvg(days, opts)}

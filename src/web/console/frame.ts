@@ -13,11 +13,14 @@ export function consoleHeader(email: string, current: string): Html {
 <div class="account"><span class="who">Signed in as <strong>${email}</strong></span></div>`;
 }
 
+export const MESSAGE_LABEL = 'Why (optional; kept as the new version’s message)';
+
 /** Opened by the page script on a link marked data-confirm; without script the link leads to a confirmation page. */
 const confirmDialog = html`<dialog id="confirm-dialog" aria-labelledby="confirm-title" aria-describedby="confirm-text">
 <form method="post" id="confirm-form">
 <h2 id="confirm-title"></h2>
 <p id="confirm-text"></p>
+<div class="field" id="confirm-message-field" hidden><label for="confirm-message">${MESSAGE_LABEL}</label><input id="confirm-message" name="message" type="text" maxlength="500" disabled></div>
 <div class="actions">
 <button type="button" id="confirm-cancel" class="secondary" autofocus>Cancel</button>
 <button type="submit" id="confirm-go" class="danger"></button>
@@ -37,8 +40,8 @@ export async function sendConsolePage(ctx: GatewayContext, cfg: PageConfig, page
 }
 
 /** A link to an action's confirmation page that the script turns into the dialog. */
-export function confirmLink(href: string, label: string, opts: { title: string; text: string; go: string; danger?: boolean }): Html {
-  return html`<a class="action-link${opts.danger ? ' danger-link' : ''}" href="${href}" data-confirm-title="${opts.title}" data-confirm-text="${opts.text}" data-confirm-go="${opts.go}">${label}</a>`;
+export function confirmLink(href: string, label: string, opts: { title: string; text: string; go: string; danger?: boolean; message?: boolean }): Html {
+  return html`<a class="action-link${opts.danger ? ' danger-link' : ''}" href="${href}" data-confirm-title="${opts.title}" data-confirm-text="${opts.text}" data-confirm-go="${opts.go}"${opts.message ? html` data-confirm-message="1"` : false}>${label}</a>`;
 }
 
 /** The page a link without script reaches: the same question, and a form that POSTs to the same address. */

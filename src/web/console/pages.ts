@@ -18,7 +18,7 @@ ${o.candidate ? html`<p>Shadow candidate <strong>#${o.candidate.id}</strong>: �
 </section>
 <section class="panel" aria-labelledby="fleet-title">
 <h2 id="fleet-title">Instances seen in the last 30 s</h2>
-${o.fleet.instances.length === 0 ? html`<p class="muted">None.</p>` : html`<div class="table-wrap"><table>
+${o.fleet.instances.length === 0 ? html`<p class="muted">None.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Instances, scrolls sideways on a narrow screen"><table>
 <thead><tr><th scope="col">Instance</th><th scope="col">Host</th><th scope="col">PID</th><th scope="col">Policy version</th><th scope="col">Seen</th></tr></thead>
 <tbody>${o.fleet.instances.map((i) => html`<tr><td><code>${i.instanceId}</code></td><td>${i.host}</td><td>${i.pid}</td><td>${i.policyVersion}${i.lagging ? html` <span class="lagging">lagging (live is ${o.fleet.liveVersion})</span>` : false}</td><td>${dateTime(i.seenAt)}</td></tr>`)}</tbody>
 </table></div>`}
@@ -36,7 +36,7 @@ ${usageFigure(o.usage.days, 'All keys and grants')}
 
 export interface UserRow { id: string; email: string; name: string; role: 'user' | 'admin'; plan: string | null; banned: boolean; keysHeld: number; createdAt: string }
 
-export function usersMain(users: UserRow[], q: string, nextCursor: string | null, self: string): Html {
+export function usersMain(users: UserRow[], q: string, nextCursor: string | null, self: string, defaultPlan: string): Html {
   const actions = (u: UserRow) => html`${u.id === self ? html`<span class="muted">you</span>` : html`${u.banned
     ? confirmLink(`/admin/users/${u.id}/unban`, 'Unban', { title: `Unban ${u.email}?`, text: 'They can sign in again and their keys work again.', go: 'Unban' })
     : confirmLink(`/admin/users/${u.id}/ban`, 'Ban', { title: `Ban ${u.email}?`, text: 'Their sessions and keys stop working at once, on every instance.', go: 'Ban', danger: true })}
@@ -49,20 +49,22 @@ ${u.role === 'admin'
 <div class="field"><label for="q">E-mail starts with</label><input id="q" name="q" type="search" value="${q}"></div>
 <button type="submit" class="secondary">Search</button>
 </form>
-${users.length === 0 ? html`<p>No users match.</p>` : html`<div class="table-wrap"><table>
+${users.length === 0 ? html`<p>No users match.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Users, scrolls sideways on a narrow screen"><table>
 <caption class="visually-hidden">Users</caption>
 <thead><tr><th scope="col">E-mail</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Plan</th><th scope="col">Banned</th><th scope="col">Keys</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
-<tbody>${users.map((u) => html`<tr><th scope="row">${u.email}</th><td>${u.name}</td><td>${u.role}</td><td>${u.plan ?? 'default'}</td><td>${u.banned ? html`<span class="badge bad">banned</span>` : 'no'}</td><td>${u.keysHeld}</td><td>${dateTime(u.createdAt)}</td><td>${actions(u)}</td></tr>`)}</tbody>
+<tbody>${users.map((u) => html`<tr><th scope="row">${u.email}</th><td>${u.name}</td><td>${u.role}</td><td>${u.plan ?? html`${defaultPlan} <span class="muted">(default)</span>`}</td><td>${u.banned ? html`<span class="badge bad">banned</span>` : 'no'}</td><td><a href="/admin/keys${queryOf({ owner: u.email })}" aria-label="${u.keysHeld} keys of ${u.email}">${u.keysHeld}</a></td><td>${dateTime(u.createdAt)}</td><td>${actions(u)}</td></tr>`)}</tbody>
 </table></div>`}
 ${nextCursor ? html`<p class="pager"><a href="/admin/users${queryOf({ q, cursor: nextCursor })}">Next page</a></p>` : false}`;
 }
 
 export interface KeyRow { id: string; name: string; start: string; state: string; permissions: Record<string, string[]>; createdAt: string; lastUsedAt: string | null; owner: { email: string }; revokedAt: string | null }
 
-export function keysMain(keys: { key: KeyRow; days: ChartDay[] | null }[], f: { owner: string; state: string; scope: string }, nextCursor: string | null): Html {
+export function keysMain(keys: { key: KeyRow; days: ChartDay[] | null }[], f: { owner: string; state: string; scope: string; q: string }, nextCursor: string | null, done: string | null): Html {
   const opt = (v: string, label: string) => html`<option value="${v}"${f.state === v ? html` selected` : false}>${label}</option>`;
   return html`<div class="wide"></div><h1>Keys</h1>
+${done ? html`<p class="notice" role="status">${done}</p>` : false}
 <form class="filters" method="get" action="/admin/keys" role="search">
+<div class="field"><label for="q">Key start or id</label><input id="q" name="q" type="search" value="${f.q}" minlength="4" maxlength="64" pattern="[A-Za-z0-9_\-]{4,64}" title="The start of a key as shown, such as key_AbC1, or the first characters of its id"></div>
 <div class="field"><label for="owner">Owner e-mail</label><input id="owner" name="owner" type="search" value="${f.owner}"></div>
 <div class="field"><label for="state">State</label><select id="state" name="state">${opt('', 'Any')}${opt('active', 'Active')}${opt('disabled', 'Disabled')}${opt('expired', 'Expired')}${opt('revoked', 'Revoked')}</select></div>
 <div class="field"><label for="scope">Scope</label><input id="scope" name="scope" type="search" value="${f.scope}" pattern="[a-z][a-z0-9\\-]{0,31}" title="A scope name, such as mcp"></div>
@@ -72,7 +74,10 @@ ${keys.length === 0 ? html`<p>No keys match.</p>` : html`<ul class="console-keys
 <h2>${k.name} <code>${k.start}…</code></h2>
 <p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'} · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)}</p>
 ${days ? usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true }) : html`<p class="muted">A revoked key has no usage chart here.</p>`}
-<p>${k.revokedAt ? html`Revoked ${dateTime(k.revokedAt)}` : confirmLink(`/admin/keys/${k.id}/revoke`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
+<p>${k.revokedAt ? false : k.state === 'disabled'
+    ? confirmLink(`/admin/keys/${k.id}/enable${queryOf(f)}`, 'Enable', { title: `Enable “${k.name}”?`, text: 'It works again, until its expiry.', go: 'Enable key' })
+    : confirmLink(`/admin/keys/${k.id}/disable${queryOf(f)}`, 'Disable', { title: `Disable “${k.name}”?`, text: `It is refused until it is enabled again; ${k.owner.email} can see it is disabled.`, go: 'Disable key', danger: true })}
+${k.revokedAt ? html`Revoked ${dateTime(k.revokedAt)}` : confirmLink(`/admin/keys/${k.id}/revoke${queryOf(f)}`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
 </li>`)}</ul>`}
 ${nextCursor ? html`<p class="pager"><a href="/admin/keys${queryOf({ ...f, cursor: nextCursor })}">Next page</a></p>` : false}`;
 }
@@ -89,10 +94,23 @@ export function auditMain(entries: AuditEntryView[], f: Record<'type' | 'actor' 
 <button type="submit" class="secondary">Filter</button>
 </form>
 <p>Export this filter: <a href="${exp('csv')}">CSV</a> · <a href="${exp('ndjson')}">NDJSON</a></p>
-${entries.length === 0 ? html`<p>No entries match.</p>` : html`<div class="table-wrap"><table>
+${entries.length === 0 ? html`<p>No entries match.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Audit entries, scrolls sideways on a narrow screen"><table>
 <caption class="visually-hidden">Audit entries, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Actor</th><th scope="col">Owner</th><th scope="col">Key</th><th scope="col">Detail</th></tr></thead>
-<tbody>${entries.map((e) => html`<tr><td>${dateTime(e.at)}</td><td>${e.type}</td><td>${e.actor ?? e.actorEmail ?? '—'}</td><td>${e.ownerEmail ?? '—'}</td><td>${e.keyId ? html`<code>${e.keyId.slice(0, 8)}</code>` : '—'}</td><td>${e.changes ? `changed ${e.changes.join(', ')}` : e.detail ? JSON.stringify(e.detail) : ''}</td></tr>`)}</tbody>
+<tbody>${entries.map((e) => html`<tr><td>${dateTime(e.at)}</td><td>${e.type}</td><td>${e.actorEmail ?? e.actor ?? '—'}</td><td>${e.ownerEmail ?? '—'}</td><td>${e.keyId ? html`<a href="/admin/keys${queryOf({ q: e.keyId.slice(0, 8), state: e.type === 'API_KEY_REVOKED' ? 'revoked' : '' })}"><code>${e.keyId.slice(0, 8)}</code></a>` : '—'}</td><td>${detailOf(e)}</td></tr>`)}</tbody>
 </table></div>`}
 ${nextCursor ? html`<p class="pager"><a href="/admin/audit${queryOf({ ...f, cursor: nextCursor })}">Older entries</a></p>` : false}`;
+}
+
+/** An entry's detail as words a person reads: `changed enabled`, `version 3 · by ops · message …`. */
+function detailOf(e: AuditEntryView): Html {
+  const parts: string[] = e.changes ? [`changed ${e.changes.join(', ')}`] : [];
+  for (const [k, v] of Object.entries(e.detail ?? {})) {
+    if (k === 'changes') continue;
+    const text = v === null || v === undefined ? 'none'
+      : Array.isArray(v) ? v.map(String).join(', ')
+        : typeof v === 'object' ? Object.entries(v).map(([a, b]) => `${a} ${String(b)}`).join(', ') : String(v);
+    parts.push(`${k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}: ${text}`);
+  }
+  return parts.length === 0 ? html`` : html`<ul class="detail-list">${parts.map((p) => html`<li>${p}</li>`)}</ul>`;
 }

@@ -9,6 +9,7 @@ type Svc = ConsoleService;
 export interface PolicyPageData {
   live: Awaited<ReturnType<Svc['version']>> | null;
   versions: Awaited<ReturnType<Svc['versions']>>['versions'];
+  /** Changes already worked out; a version missing here is being worked out. */
   changes: Map<number, Awaited<ReturnType<Svc['changes']>>>;
   shadow: Awaited<ReturnType<Svc['shadow']>>;
   explainForm: Record<string, string>;
@@ -27,20 +28,17 @@ ${(['model', 'policy', 'scopes'] as const).map((t) => html`<details><summary>${t
 <section class="panel" aria-labelledby="shadow-title">
 <h2 id="shadow-title">Shadow candidate</h2>
 ${d.shadow.candidate ? html`<p>Candidate <strong>#${d.shadow.candidate.id}</strong>: “${d.shadow.candidate.message ?? ''}”, by ${d.shadow.candidate.createdBy} at ${dateTime(d.shadow.candidate.createdAt)}.</p>
-${d.shadow.divergences.length === 0 ? html`<p>It has decided no live request differently so far.</p>` : html`<div class="table-wrap"><table><caption>Live requests it would decide differently</caption>
+${d.shadow.divergences.length === 0 ? html`<p>It has decided no live request differently so far.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Divergences, scrolls sideways on a narrow screen"><table><caption>Live requests it would decide differently</caption>
 <thead><tr><th scope="col">Outcome</th><th scope="col">Requests</th><th scope="col">Live rule</th><th scope="col">Candidate rule</th><th scope="col">Example</th></tr></thead>
 <tbody>${d.shadow.divergences.map((v) => html`<tr><td>${v.outcome}</td><td>${v.count}</td><td><code>${v.liveRule}</code></td><td><code>${v.shadowRule}</code></td><td><code>${Object.entries(v.example).map(([k, x]) => `${k}=${x}`).join(' ')}</code></td></tr>`)}</tbody></table></div>`}
 <p>${confirmLink('/admin/policy/promote', 'Promote', { title: `Promote candidate #${d.shadow.candidate.id}?`, text: `“${d.shadow.candidate.message ?? ''}” becomes the live policy on every instance.`, go: 'Promote', danger: true })}
-${confirmLink('/admin/policy/drop', 'Drop', { title: `Drop candidate #${d.shadow.candidate.id}?`, text: 'Its divergence report is discarded.', go: 'Drop', danger: true })}</p>` : html`<p class="muted">No shadow candidate. Start one with <code>keygate policy shadow</code>.</p>`}
+${confirmLink('/admin/policy/drop', 'Drop', { title: `Drop candidate #${d.shadow.candidate.id}?`, text: 'Its divergence report is discarded.', go: 'Drop', danger: true })}</p>` : html`<p class="muted">No shadow candidate. Start one with <code>keygate policy apply --shadow</code>.</p>`}
 </section>
 <section class="panel" aria-labelledby="history-title">
 <h2 id="history-title">History</h2>
-<ul class="history">${d.versions.map((v) => {
-    const c = d.changes.get(v.version);
-    return html`<li><p><strong>Version ${v.version}</strong>: “${v.message ?? ''}”, by ${v.appliedBy} at ${dateTime(v.appliedAt)}
-${v.version === d.live?.version ? html` <span class="badge">live</span>` : confirmLink(`/admin/policy/rollback-${v.version}`, `Roll back to version ${v.version}`, { title: `Roll back to version ${v.version}?`, text: `Its texts, “${v.message ?? ''}”, become live again as a new version on every instance.`, go: `Roll back to version ${v.version}`, danger: true })}</p>
-${c && c.against !== null ? (c.decisions.length === 0 ? html`<p class="muted">No decision changed against version ${c.against}.</p>` : html`<details><summary>${c.changed} decisions changed against version ${c.against}</summary><ul>${c.decisions.map((x) => html`<li><code>${x.request}</code> for ${x.subjects.join(', ')}: ${x.before} → ${x.after}</li>`)}</ul></details>`) : false}</li>`;
-  })}</ul>
+<ul class="history">${d.versions.map((v) => html`<li><p><strong>Version ${v.version}</strong>: “${v.message ?? ''}”, by ${v.appliedBy} at ${dateTime(v.appliedAt)}
+${versionAction(v, d)}</p>
+${changesOf(v.version, d.changes.get(v.version))}</li>`)}</ul>
 </section>
 <section class="panel" aria-labelledby="explain-title">
 <h2 id="explain-title">Explain a decision</h2>
@@ -59,4 +57,26 @@ ${d.explained.requiredPermission ? html`<p>Would open it: a key holding <code>${
 ${d.explained.alsoMatched.length ? html`<p>Also matched: ${d.explained.alsoMatched.map((r) => html`<code>${r.text}</code> `)}</p>` : false}
 </div>`}
 </section>`;
+}
+
+type VersionItem = PolicyPageData['versions'][number];
+
+/**
+ * Live texts are applied once and may come back later (a rollback stores them again), so the
+ * action says which way it goes: older texts than the live ones are a roll back, newer ones a return.
+ */
+function versionAction(v: VersionItem, d: PolicyPageData): Html {
+  const live = d.versions[0];
+  if (!live || v.version === live.version) return html` <span class="badge">live</span>`;
+  if (v.sha256 === live.sha256) return html` <span class="muted">(the live texts)</span>`;
+  const origin = Math.min(...d.versions.filter((x) => x.sha256 === live.sha256).map((x) => x.version));
+  const label = v.version < origin ? `Roll back to version ${v.version}` : `Return to version ${v.version}`;
+  return confirmLink(`/admin/policy/rollback-${v.version}`, label, { title: `${label}?`, text: `Its texts, “${v.message ?? ''}”, become live again as a new version on every instance.`, go: label, danger: true, message: true });
+}
+
+function changesOf(version: number, c: PolicyPageData['changes'] extends Map<number, infer C> ? C | undefined : never): Html | false {
+  if (!c) return html`<p class="muted">The decisions version ${version} changed are being worked out; reload the page in a moment.</p>`;
+  if (c.against === null) return false;
+  if (c.decisions.length === 0) return html`<p class="muted">No decision changed against version ${c.against}.</p>`;
+  return html`<details><summary>${c.changed} decisions changed against version ${c.against}</summary><ul>${c.decisions.map((x) => html`<li><code>${x.request}</code> for ${x.subjects.join(', ')}: ${x.before} → ${x.after}</li>`)}</ul></details>`;
 }

@@ -14,9 +14,11 @@ import type { UsageService } from '../../services/usage.ts';
 import type { PolicyHolder } from '../../policy/engine.ts';
 import { html } from '../layout.ts';
 import { pageConfig } from '../routes.ts';
-import { confirmPage, sendConsolePage } from './frame.ts';
+import { confirmPage, MESSAGE_LABEL, queryOf, sendConsolePage } from './frame.ts';
+import { z } from 'zod';
 import { auditMain, keysMain, overviewMain, usersMain } from './pages.ts';
 import { policyMain, type PolicyPageData } from './policy-page.ts';
+import { readForm } from '../form-body.ts';
 
 // The operator console's pages. The policy lets sessions reach /admin/** and refuses
 // keys and anonymous visitors (who are sent to sign in); the role is checked here, so a non-admin
@@ -52,7 +54,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     const a = await admin(ctx); if (!a) return;
     const q = str(ctx.query.q);
     const res = await accounts.usersPage({ q: q || null, limit: 50, cursor: str(ctx.query.cursor, 300) || null });
-    await page('Users', '/admin/users')(ctx, a.email, usersMain(res.users, q, res.nextCursor, a.id));
+    await page('Users', '/admin/users')(ctx, a.email, usersMain(res.users, q, res.nextCursor, a.id, config.defaultPlan));
   });
 
   // One address per action: GET asks (the page without script), POST does it.
@@ -81,7 +83,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     const email = u.email;
     // A plan is chosen by its button: each is a form that POSTs with the plan in its address.
     const main = ctx.params.action === 'plan'
-      ? html`<section class="panel"><h1>${action.title(email)}</h1><p>${action.text} Now: ${u.plan ?? 'default'}.</p>
+      ? html`<section class="panel"><h1>${action.title(email)}</h1><p>${action.text} Now: ${u.plan ?? `${config.defaultPlan} (the default)`}.</p>
 <div class="actions">${Object.keys(config.plans).map((p) => html`<form method="post" action="/admin/users/${id}/plan?plan=${encodeURIComponent(p)}"><button type="submit" class="primary">Set plan ${p}</button></form>`)}<a class="button secondary" href="/admin/users">Cancel</a></div></section>`
       : confirmPage(ctx.path, { title: action.title(email), text: action.text, go: action.go, back: '/admin/users' });
     await page(action.title(email), '/admin/users')(ctx, a.email, main);
@@ -108,33 +110,59 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   router.get('/admin/keys', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
     // The same zod filter the admin API validates with; a bad value is a 400 problem page.
-    const q = parseQuery(ctx, keyFilterQuery.omit({ limit: true }));
-    const f = { owner: q.owner ?? '', state: q.state ?? '', scope: q.scope ?? '' };
+    const q = parseQuery(ctx, keyFilterQuery.omit({ limit: true }).extend({ done: z.string().max(16).optional() }));
+    const f = { owner: q.owner ?? '', state: q.state ?? '', scope: q.scope ?? '', q: q.q ?? '' };
     const res = await keys.adminListKeys({ limit: 50, cursor: q.cursor ?? null, filter: keyFilterOf(q) });
     // The usage service reads live keys only (its owner route must 404 a revoked one).
     const rows = await Promise.all(res.keys.map(async (k) => ({ key: k, days: k.revokedAt ? null : (await usage.read(null, k.id, 30)).days })));
-    await page('Keys', '/admin/keys')(ctx, a.email, keysMain(rows, f, res.nextCursor));
+    const said = str(ctx.query.done, 16);
+    const done = Object.hasOwn(doneWords, said) ? doneWords[said]! : null;
+    await page('Keys', '/admin/keys')(ctx, a.email, keysMain(rows, f, res.nextCursor, done));
   });
+  const doneWords: Record<string, string> = {
+    revoked: 'The key is revoked: anything that sends it is refused from now on.',
+    disabled: 'The key is disabled: it is refused until it is enabled again.',
+    enabled: 'The key is enabled again.',
+  };
   const keyId = (ctx: GatewayContext) => {
     const id = str(ctx.params.id, 64);
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new AppError('NOT_FOUND', 'There is no such key.');
     return id;
   };
-  router.get('/admin/keys/:id/revoke', async (ctx) => {
+  // One address per key action, as for users: GET asks (the page without script), POST does it.
+  const keyActions: Record<string, { title: string; text: string; go: string; run: (by: string, id: string, ctx: GatewayContext) => Promise<unknown> }> = {
+    revoke: { title: 'Revoke this key?', text: 'Anything that sends this key stops working at once. This cannot be undone.', go: 'Revoke key',
+      run: (by, id, ctx) => keys.adminRevokeKey(by, id, requestMeta(ctx)) },
+    disable: { title: 'Disable this key?', text: 'It is refused until it is enabled again.', go: 'Disable key',
+      run: (by, id, ctx) => keys.adminUpdateKey(by, id, { enabled: false }, requestMeta(ctx)) },
+    enable: { title: 'Enable this key?', text: 'It works again, until its expiry.', go: 'Enable key',
+      run: (by, id, ctx) => keys.adminUpdateKey(by, id, { enabled: true }, requestMeta(ctx)) },
+  };
+  const keyAction = (ctx: GatewayContext) => {
+    const name = str(ctx.params.action, 16);
+    if (!Object.hasOwn(keyActions, name)) throw new AppError('NOT_FOUND', 'There is no such page.');
+    return { name, ...keyActions[name]! };
+  };
+  router.get('/admin/keys/:id/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
-    await page('Revoke key', '/admin/keys')(ctx, a.email, confirmPage(ctx.path, { title: 'Revoke this key?', text: 'Anything that sends this key stops working at once. This cannot be undone.', go: 'Revoke key', back: '/admin/keys' }));
+    const act = keyAction(ctx);
+    await page(act.title, '/admin/keys')(ctx, a.email, confirmPage(ctx.url, { title: act.title, text: act.text, go: act.go, back: '/admin/keys' }));
   });
-  router.post('/admin/keys/:id/revoke', async (ctx) => {
+  router.post('/admin/keys/:id/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
-    await keys.adminRevokeKey(a.id, keyId(ctx), requestMeta(ctx));
-    back(ctx, '/admin/keys');
+    const act = keyAction(ctx);
+    await act.run(a.id, keyId(ctx), ctx);
+    // Back to the list as it was filtered, saying what happened.
+    const f = parseQuery(ctx, keyFilterQuery.omit({ limit: true, cursor: true }));
+    back(ctx, `/admin/keys${queryOf({ owner: f.owner, state: f.state, scope: f.scope, q: f.q, done: `${act.name}d` })}`);
   });
 
   router.get('/admin/policy', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
     const [p, versions, shadow] = await Promise.all([cs.policy(), cs.versions(20), cs.shadow()]);
     const live = p.live ? await cs.version(p.live.version) : null;
-    const changes = new Map(await Promise.all(versions.versions.map(async (v) => [v.version, await cs.changes(v.version)] as const)));
+    // Only changes already worked out: the rest are worked out in the background, never in this answer.
+    const changes = await cs.keptChanges(versions.versions.map((v) => v.version));
     const q = ctx.query;
     const explainForm = { method: str(q.method, 16) || 'GET', path: str(q.path, 2048), subject: str(q.subject, 16) || 'session', role: str(q.role, 16) || 'user', permissions: str(q.permissions, 2000) };
     let explained: PolicyPageData['explained'] = null;
@@ -150,6 +178,8 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     }
     await page('Policy', '/admin/policy')(ctx, a.email, policyMain({ live, versions: versions.versions, changes, shadow, explainForm, explained }));
   });
+  const rollbackMessageField = html`<div class="field"><label for="rollback-message">${MESSAGE_LABEL}</label><input id="rollback-message" name="message" type="text" maxlength="500"></div>`;
+  const rollbackMessage = async (ctx: GatewayContext) => str((await readForm(ctx)).get('message'), 500) || undefined;
   const policyActions: Record<string, { title: string; go: string; run: (by: { userId: string; email: string }, ctx: GatewayContext) => Promise<unknown> }> = {
     promote: { title: 'Promote the shadow candidate?', go: 'Promote', run: (by, ctx) => cs.promote(by, requestMeta(ctx)) },
     drop: { title: 'Drop the shadow candidate?', go: 'Drop', run: async () => { if (!(await cs.drop())) throw new AppError('NOT_FOUND', 'There is no candidate policy.'); } },
@@ -157,14 +187,19 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   const policyAction = (ctx: GatewayContext) => {
     const name = str(ctx.params.action, 16);
     const m = /^rollback-(0|[1-9][0-9]{0,8})$/.exec(name);
-    if (m) return { title: `Roll back to version ${m[1]}?`, go: `Roll back to version ${m[1]}`, run: (by: { userId: string; email: string }, c: GatewayContext) => cs.rollback(Number(m[1]), by, requestMeta(c)) };
+    if (m) {
+      return {
+        title: `Make version ${m[1]} live again?`, go: `Make version ${m[1]} live`, extra: rollbackMessageField,
+        run: async (by: { userId: string; email: string }, c: GatewayContext) => cs.rollback(Number(m[1]), by, requestMeta(c), await rollbackMessage(c)),
+      };
+    }
     if (!Object.hasOwn(policyActions, name)) throw new AppError('NOT_FOUND', 'There is no such page.');
     return policyActions[name]!;
   };
   router.get('/admin/policy/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;
     const act = policyAction(ctx);
-    await page('Policy', '/admin/policy')(ctx, a.email, confirmPage(ctx.path, { title: act.title, text: 'Every instance loads the result within a second.', go: act.go, back: '/admin/policy' }));
+    await page('Policy', '/admin/policy')(ctx, a.email, confirmPage(ctx.path, { title: act.title, text: 'Every instance loads the result within a second.', go: act.go, back: '/admin/policy', extra: 'extra' in act ? act.extra : undefined }));
   });
   router.post('/admin/policy/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;

@@ -5,7 +5,8 @@ import { until } from '../../support/until.ts';
 import { twoInstances, type TwoInstances } from '../policy/support.ts';
 
 // /admin/policy in Chromium: a rollback chosen from the history, confirmed in its dialog (which
-// names the version's message), becomes live on both instances and is audited POLICY_ROLLED_BACK.
+// names the version's message and takes a reason), becomes live on both instances and is audited
+// POLICY_ROLLED_BACK.
 
 const CLOSE_PROJECTS = 'p, key, *, .*, /api/projects/**, deny, key.projects-closed';
 
@@ -38,10 +39,11 @@ describe('web: a policy rollback confirmed in its dialog', function () {
       expect(await dialog.innerText()).to.include('“first texts”');
       const v = await seriousViolations(t.page);
       expect(v, describeViolations(v)).to.deep.equal([]);
+      await dialog.getByLabel(/^Why/).fill('projects reopened for the audit');
       await screenshot(t.page, 'console-rollback-dialog', false);
       await dialog.getByRole('button', { name: 'Roll back to version 1' }).click();
       await t.page.waitForURL((u) => u.pathname === '/admin/policy');
-      await t.page.locator('#live-title + p', { hasText: 'Version 3: “rollback to 1”' }).waitFor();
+      await t.page.locator('#live-title + p', { hasText: 'Version 3: “projects reopened for the audit”' }).waitFor();
 
       await until('the rollback on both', async () => (await readyVersion(s.a.url)) === 3 && (await readyVersion(s.b.url)) === 3, 5000);
       const live = (await s.pool.query('SELECT version FROM policy_versions ORDER BY version DESC LIMIT 1')).rows[0];
@@ -49,9 +51,13 @@ describe('web: a policy rollback confirmed in its dialog', function () {
       const rolled = (await s.pool.query("SELECT actor, actor_user_id, detail FROM audit_log WHERE type = 'POLICY_ROLLED_BACK'")).rows;
       expect(rolled).to.have.length(1);
       expect(rolled[0]).to.deep.include({ actor: null, actor_user_id: admin.user.id });
-      expect(rolled[0].detail).to.include({ version: 3, rollbackTo: 1 });
-      // The history now holds the new version, live, and the rolled-over one offers its own rollback.
-      await t.page.getByRole('link', { name: 'Roll back to version 2' }).waitFor();
+      expect(rolled[0].detail).to.include({ version: 3, rollbackTo: 1, message: 'projects reopened for the audit' });
+      // Version 2 is newer than the live texts (version 1's): going back to it is a return, not a
+      // roll back, and version 1 itself is marked as holding the live texts.
+      await t.page.getByRole('link', { name: 'Return to version 2' }).waitFor();
+      expect(await t.page.getByRole('link', { name: /Roll back to version (1|2)/ }).count()).to.equal(0);
+      // Version 0, the texts seeded at the first start, is listed like any other.
+      expect(await t.page.locator('.history > li', { hasText: 'Version 0: “seeded from files at first start”' }).count()).to.equal(1);
       await screenshot(t.page, 'console-policy-after-rollback');
       expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
     } finally {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { describeViolations, pageSuite, screenshot, seriousViolations, type SignedUp, type TestPage } from '../../support/browser.ts';
+import { describeViolations, pageSuite, screenshot, seriousViolations, viewports, type SignedUp, type TestPage } from '../../support/browser.ts';
 import type { TestGateway } from '../../support/gateway.ts';
 import { signUp } from '../../support/http.ts';
 import { safeReturnPath } from '../../../src/web/return-path.ts';
@@ -151,15 +151,21 @@ describe('web: the console pages that read', function () {
     t = s.t;
     person = s.person;
   });
-  for (const [path, heading] of [['/admin/keys', 'Keys'], ['/admin/audit', 'Audit log'], ['/admin/policy', 'Policy']] as const) {
-    it(`${path} renders with no script error and passes axe`, async () => {
+  const pages = [['/admin', 'Operator console'], ['/admin/users', 'Users'], ['/admin/keys', 'Keys'], ['/admin/audit', 'Audit log'], ['/admin/policy', 'Policy'], ['/settings/developers', 'Developers']] as const;
+  for (const [path, heading] of pages) {
+    it(`${path} renders with no script error and passes axe at 1280 and at 375 px, every table region reachable by keyboard`, async () => {
       await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [person.user.id]);
-      await person.client.post('/api/api-keys', { name: 'console key' });
-      await t.page.goto(`${path}${path === '/admin/policy' ? '?method=GET&path=/api/admin/users&subject=session&role=user' : ''}`);
-      await t.page.getByRole('heading', { name: heading, exact: true, level: 1 }).waitFor();
-      const v = await seriousViolations(t.page);
-      expect(v, describeViolations(v)).to.deep.equal([]);
-      await screenshot(t.page, `console-${path.slice(7)}`);
+      const k = (await person.client.post('/api/api-keys', { name: 'console key' })).body as { id: string };
+      await person.client.request('PATCH', `/api/admin/api-keys/${k.id}`, { enabled: false });
+      for (const [name, size] of Object.entries(viewports)) {
+        await t.page.setViewportSize(size);
+        await t.page.goto(`${path}${path === '/admin/policy' ? '?method=GET&path=/api/admin/users&subject=session&role=user' : ''}`);
+        await t.page.getByRole('heading', { name: heading, exact: true, level: 1 }).waitFor();
+        const v = await seriousViolations(t.page);
+        expect(v, `${name}: ${describeViolations(v)}`).to.deep.equal([]);
+        for (const wrap of await t.page.locator('.table-wrap').all()) expect(await wrap.getAttribute('tabindex'), name).to.equal('0');
+        await screenshot(t.page, `console-${path.slice(1).replace(/\//g, '-')}-${name}`);
+      }
     });
   }
 });
@@ -215,7 +221,24 @@ describe('web: /admin/keys filters and revoke', function () {
     const dialog = t.page.getByRole('dialog', { name: 'Revoke “plain”?' });
     await dialog.waitFor();
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
-    await t.page.waitForURL((u) => u.pathname === '/admin/keys');
+    // Back to the same filter, saying what happened.
+    await t.page.waitForURL((u) => u.pathname === '/admin/keys' && u.searchParams.get('owner') === owner.user.email && u.searchParams.get('state') === 'active');
+    expect(await t.page.getByRole('status').innerText()).to.match(/^The key is revoked/);
+    expect(await headings()).to.deep.equal(['agent']);
+
+    // Disable "agent" and enable it again, each confirmed, each back on the same filter.
+    const agent = t.page.locator('ul.console-keys > li').filter({ has: t.page.getByRole('heading', { name: /^agent / }) });
+    await agent.getByRole('link', { name: 'Disable' }).click();
+    await t.page.getByRole('dialog', { name: 'Disable “agent”?' }).getByRole('button', { name: 'Disable key' }).click();
+    await t.page.getByRole('status').getByText(/^The key is disabled/).waitFor();
+    expect(new URL(t.page.url()).searchParams.get('owner')).to.equal(owner.user.email);
+    await t.page.goto(`/admin/keys?owner=${encodeURIComponent(owner.user.email)}&state=disabled`);
+    expect(await headings()).to.deep.equal(['agent']);
+    await agent.getByRole('link', { name: 'Enable' }).click();
+    await t.page.getByRole('dialog', { name: 'Enable “agent”?' }).getByRole('button', { name: 'Enable key' }).click();
+    await t.page.getByRole('status').getByText(/^The key is enabled again/).waitFor();
+    const updates = await gw.pool.query("SELECT actor_user_id FROM audit_log WHERE type = 'API_KEY_UPDATED' ORDER BY id");
+    expect(updates.rows).to.deep.equal([{ actor_user_id: person.user.id }, { actor_user_id: person.user.id }]);
     const revoked = await gw.pool.query('SELECT revoked_at FROM apikeys WHERE id = $1', [plain.id]);
     expect(revoked.rows[0].revoked_at).to.be.an.instanceOf(Date);
     const audit = await gw.pool.query("SELECT actor_user_id, owner_user_id FROM audit_log WHERE key_id = $1 AND type = 'API_KEY_REVOKED'", [plain.id]);

@@ -38,11 +38,14 @@ describe("web: a key's life on Settings → Developers", function () {
     expect(listed.expiresSoon).to.equal(true);
   });
 
-  it('a date is sent as the end of that day', async () => {
+  it('the date field shows only while "On a date" is chosen, and a date is sent as the end of that day', async () => {
     const { page } = t;
     const day = new Date(Date.now() + 10 * DAY).toISOString().slice(0, 10);
     await page.getByLabel('Name', { exact: true }).fill('dated');
+    // The date is asked for only once "On a date" is chosen.
+    expect(await page.getByLabel('Date', { exact: true }).isVisible()).to.equal(false);
     await page.getByLabel('On a date').check();
+    expect(await page.getByLabel('Date', { exact: true }).isVisible()).to.equal(true);
     await page.getByLabel('Date', { exact: true }).fill(day);
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.locator('#new-key-value').waitFor({ state: 'visible' });
@@ -81,6 +84,10 @@ describe("web: a key's life on Settings → Developers", function () {
     const { page } = t;
     const oldKey = await createKey(page, 'deploy');
     await page.getByRole('button', { name: 'I have stored it safely' }).click();
+    // Rotate and Revoke stand apart at 1280 px: a slip of the pointer must not hit the other.
+    const [ro, rv] = await Promise.all([keyItem(page, 'deploy').getByRole('button', { name: /^Rotate/ }).boundingBox(), keyItem(page, 'deploy').getByRole('button', { name: /^Revoke/ }).boundingBox()]);
+    const apart = ro!.x + ro!.width + 4 <= rv!.x || rv!.x + rv!.width + 4 <= ro!.x || ro!.y + ro!.height + 4 <= rv!.y || rv!.y + rv!.height + 4 <= ro!.y;
+    expect(apart, JSON.stringify({ ro, rv })).to.equal(true);
     await keyItem(page, 'deploy').getByRole('button', { name: 'Rotate key “deploy”' }).click();
     const dialog = page.getByRole('dialog', { name: 'Rotate “deploy”?' });
     await dialog.waitFor();
