@@ -11,7 +11,7 @@ import { AppError } from '../errors.ts';
 import type { Clock } from './clock.ts';
 import type { RequestMeta } from './accounts.ts';
 import type { Logger } from 'pino';
-import { createVersionChanges, type VersionChanges } from './policy/changes.ts';
+import { createVersionChanges, type VersionChanges } from './policy/index.ts';
 import { createPolicyAdmin, explain, fleetView, readPolicyFiles, textsOf, type ApplyOutcome, type PolicyFiles } from './policy/index.ts';
 
 export interface UsageTotals { days: { date: string; requests: number; refused: number }[] }

@@ -53,7 +53,7 @@ export function createPool(connectionString: string, max = DEFAULT_POOL_SIZE, st
   // An idle client that loses its server must not crash the process; the next query fails instead.
   pool.on('error', () => {});
   // Only the request path's pools probe during an outage (so its end is told even if no request
-  // comes); the probe's own failures are not refusals, so it runs below the translation.
+  // comes); that store check's own failures are not refusals, so it runs below the translation.
   const probeQuery = pool.query.bind(pool) as (text: string) => Promise<unknown>;
   const watch = new OutageWatch(store, deadlines ? async () => {
     await probeQuery('SELECT 1');

@@ -47,7 +47,7 @@ describe('faults: an outage is told whole', function () {
       expect(statuses.every((s) => s === 503), String(statuses)).to.equal(true);
       await redis.start();
       const answeredAt = Date.now();
-      // No request now: the end is the probe's to notice.
+      // No request now: the end is the store check's to notice.
       await gw.waitForLog(/available again/, { from, timeoutMs: 3_000 });
       const lines = parse(gw.logs.slice(from));
       const store = 'counter store (Redis)';
@@ -100,7 +100,7 @@ describe('faults: an outage is told whole', function () {
       expect(loud, 'warnings and errors beside the outage lines').to.deep.equal([]);
       expect(whileFrozen.filter((l) => /policy reload failed/.test(l.msg)).length, 'policy lag lines').to.be.at.most(1);
       proxy.thaw();
-      // No request now: the end is the probe's to notice.
+      // No request now: the end is the store check's to notice.
       await until('the outage told as ended', () => ended(parse(gw.logs.slice(from)), 'database').length > 0, 5_000);
       await sleep(300);
       const lines = parse(gw.logs.slice(from));

@@ -14,6 +14,7 @@ export { createShadowService, type ShadowService } from './shadow.ts';
 export { createDecisionObserver, DEFAULT_DENY, type DecisionObserver } from './observer.ts';
 export { createHeartbeat, fleetStatus, fleetView, FLEET_HORIZON_MS, FLEET_RETENTION_MS, HEARTBEAT_MS, type FleetInstance, type FleetStatus, type Heartbeat } from './fleet.ts';
 export { explain, type Explanation } from './explain.ts';
+export { createVersionChanges, type VersionChanges } from './changes.ts';
 
 export interface PolicyAdmin {
   /** Apply, rollback, history, and the engine of what the store holds. */
