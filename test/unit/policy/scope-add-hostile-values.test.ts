@@ -36,7 +36,7 @@ describe('hostile: values that would break the policy files, given to policy sco
         const before = await snapshot(dir);
         const r = await add(extra, dir);
         expect(r.code, r.out + r.err).to.equal(1);
-        expect(r.err).to.match(/^--(description|label): must not contain control characters or line breaks[^\n]*; nothing written$/m);
+        expect(r.err).to.match(/^keygate: --(description|label): must not contain control characters or line breaks[^\n]*; nothing written$/m);
         expect(await snapshot(dir)).to.deep.equal(before);
       });
     });
@@ -95,7 +95,7 @@ describe('hostile: scope names that every plain object already has, given to pol
       const before = await snapshot(dir);
       const r = await runCli(['scope', 'add', 'reports', '--route', 'GET,HEAD /api/reports/x', '--route', 'HEAD,GET /api/reports/x'], dir);
       expect(r.code, r.out + r.err).to.equal(1);
-      expect(r.err).to.match(/^--route "HEAD,GET \/api\/reports\/x" repeats --route "GET,HEAD \/api\/reports\/x"/m);
+      expect(r.err).to.match(/^keygate: --route "HEAD,GET \/api\/reports\/x" repeats --route "GET,HEAD \/api\/reports\/x"/m);
       expect(await snapshot(dir)).to.deep.equal(before);
     });
   });
