@@ -77,9 +77,10 @@ class Asked {
     return out;
   }
 
-  subjectsOf(rule: PolicyRule): PolicySubject[] {
+  /** In order, and lazily: an analysis mostly stops at the first subject it asks about. */
+  *subjectsOf(rule: PolicyRule): Generator<PolicySubject> {
     const atoms = namedAtoms(rule, this.catalog);
-    return kindsOf(rule).flatMap((k) => this.possibleSubjects(k, atoms));
+    for (const k of kindsOf(rule)) yield* this.possibleSubjects(k, atoms);
   }
 
   samplePaths(pattern: string): readonly string[] {
@@ -146,6 +147,8 @@ export function unreachableAllows(engine: PolicyEngine, catalog: ScopeCatalog | 
     if (allow.effect !== 'allow') continue;
     const methods = asked.probeMethods(allow.method);
     const samples = asked.samplePaths(allow.path);
+    // No request to ask with: nothing sampled, no finding.
+    if (methods.length === 0 || samples.length === 0) continue;
     const deniers = new Map<string, PolicyRule>();
     let sampled = 0;
     let open = false;
@@ -236,6 +239,11 @@ export function deadActions(engine: PolicyEngine, catalog: ScopeCatalog | null):
   return findings;
 }
 
+function someSubjectHolds(asked: Asked, rule: PolicyRule): boolean {
+  for (const s of asked.subjectsOf(rule)) if (conditionHolds(rule, s)) return true;
+  return false;
+}
+
 const SAME_SHAPE = '(same subject, condition, method, path and effect)';
 
 /** Per line: conditions naming what is not declared or can never hold, and duplicates. */
@@ -262,7 +270,7 @@ export function lineFindings(rules: readonly PolicyRule[], catalog: ScopeCatalog
         findings.push({ line: rule.line, message: `${rule.id}: unknown ${perms.join(', ')}: ${why}` });
       }
       if (others.length) findings.push({ line: rule.line, message: `${rule.id}: unknown ${others.join(', ')} (known: ${known})` });
-    } else if (!asked.subjectsOf(rule).some((s) => conditionHolds(rule, s))) {
+    } else if (!someSubjectHolds(asked, rule)) {
       findings.push({ line: rule.line, message: `${rule.id}: condition "${rule.condition}" can never hold for subject ${rule.subject}` });
     }
     const condition = terms.map((t) => (t.negated ? '!' : '') + t.attribute).sort().join(' ');
