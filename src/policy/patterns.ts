@@ -126,6 +126,26 @@ export function pathGlobs(pattern: string): string[] {
 
 /** A method pattern is an anchored regular expression (`^(GET|HEAD)$`) or `.*` for every method. */
 export function compileMethodPattern(pattern: string): RegExp {
+  let known = compiledMethods.get(pattern);
+  if (known === undefined) {
+    try {
+      known = compileMethodPatternOnce(pattern);
+    } catch (e) {
+      if (!(e instanceof PatternError)) throw e;
+      known = e;
+    }
+    // A policy repeats a handful of method patterns over thousands of lines, each asked for by the
+    // parse, the check and the compile; the regular expression holds no state (no g or y flag).
+    if (compiledMethods.size >= MAX_REMEMBERED_PATTERNS) compiledMethods.clear();
+    compiledMethods.set(pattern, known);
+  }
+  if (known instanceof PatternError) throw known;
+  return known;
+}
+
+const compiledMethods = new Map<string, RegExp | PatternError>();
+
+function compileMethodPatternOnce(pattern: string): RegExp {
   if (pattern !== '.*' && !(pattern.startsWith('^') && pattern.endsWith('$'))) {
     // regexMatch is a search, not a match: an unanchored GET would also match PUT_GET.
     throw new PatternError('a method pattern must be .* or anchored with ^ and $');
