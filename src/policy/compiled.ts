@@ -34,8 +34,6 @@ export interface CompiledLine {
 /** The caller's attributes as sets, in the words of the model's `r.attrs`. */
 export interface Attributes {
   readonly perms: ReadonlySet<string>;
-  /** More `perm:` words, tried on top of the held ones by a refusal's search. */
-  readonly extra?: ReadonlySet<string>;
   /** `role:NAME`, or null. */
   readonly role: string | null;
   readonly mcp: boolean;
@@ -44,7 +42,7 @@ export interface Attributes {
 
 const has = (a: Attributes, word: string): boolean =>
   word.startsWith('perm:')
-    ? a.perms.has(word) || (a.extra !== undefined && a.extra.has(word))
+    ? a.perms.has(word)
     : word === a.role || (a.mcp && word === 'via:mcp') || (a.oauth && word === 'via:oauth');
 
 export function conditionHolds(line: CompiledLine, a: Attributes): boolean {

@@ -4,8 +4,9 @@
 import { compilePolicy, conditionHolds, verdict, type Attributes, type CompiledLine } from './compiled.ts';
 import type { Decision, PolicyEngine, PolicySubject } from './engine.ts';
 import type { PolicyRule } from './rules.ts';
-import type { ScopeCatalog } from './scopes.ts';
-import { atomsOfNames, missingPermission, permWords } from './search.ts';
+import { RefusalSearch } from './refused-search.ts';
+import { spell, type ScopeCatalog } from './scopes.ts';
+import { atomsOfNames, permWords } from './search.ts';
 
 interface Held { set: ReadonlySet<string>; perms: ReadonlySet<string> }
 
@@ -19,6 +20,7 @@ export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCa
   // The attribute words of every atom a refusal's search may try, spelled once.
   const wordsOf = new Map<string, readonly string[]>();
   for (const l of compiled.lines) for (const a of l.asks) if (!wordsOf.has(a)) wordsOf.set(a, permWords([a]));
+  const search = new RefusalSearch();
   // Decisions that depend only on the deciding line (all but a key's refusal that names a
   // permission) are made once per line and shared. A line either allows or refuses, so the
   // deciding line and whether a key was refused tell them apart.
@@ -61,14 +63,8 @@ export function compiledDecisions(rules: readonly PolicyRule[], catalog: ScopeCa
       if (allowed || subject.kind !== 'key') return fixedOf(line, allowed, false);
       // What a refused key lacks is searched among the atoms the candidate lines name: bounded by
       // those lines, whatever the number of declared scopes.
-      const asks = new Set<string>();
-      for (const l of lines) for (const a of l.asks) if (!h.set.has(a)) asks.add(a);
-      if (asks.size === 0) return fixedOf(line, false, true);
-      const needs = missingPermission(catalog, asks, (extra) => {
-        const words = new Set<string>();
-        for (const atom of extra) for (const w of wordsOf.get(atom) ?? permWords([atom])) words.add(w);
-        return verdict(lines, { ...attrs, extra: words }).allowed;
-      });
+      const found = search.find(lines, attrs, h.set, wordsOf);
+      const needs = found === null ? null : found.map((atom) => spell(catalog, ...(atom.split(':') as [string, string]))).join(',');
       if (needs === null) return fixedOf(line, false, true);
       return Object.freeze({ allowed: false, ruleId: line?.rule.id ?? null, requiredPermission: needs, neverForKeys: false });
     },

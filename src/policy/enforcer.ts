@@ -54,7 +54,7 @@ function checkShape(model: Casbin.Model): string {
   return matcher;
 }
 
-export async function buildEnforcer(modelText: string, rules: readonly PolicyRule[]): Promise<BuiltEnforcer> {
+function parseModel(modelText: string): { model: Casbin.Model; matcher: string; standard: boolean } {
   let model: Casbin.Model;
   try {
     model = casbin.newModelFromString(modelText);
@@ -62,6 +62,20 @@ export async function buildEnforcer(modelText: string, rules: readonly PolicyRul
     throw new PolicyModelError(`model: ${(e as Error).message}`);
   }
   const matcher = checkShape(model);
+  const effect = model.model.get('e')?.get('e')?.value;
+  return { model, matcher, standard: squeezed(matcher) === STANDARD_MATCHER && squeezed(effect) === STANDARD_EFFECT };
+}
+
+/**
+ * Whether the model's matcher and effect are the shipped ones, whose meaning the compiled form
+ * implements; throws PolicyModelError as buildEnforcer would for a model of another shape.
+ */
+export function isStandardModel(modelText: string): boolean {
+  return parseModel(modelText).standard;
+}
+
+export async function buildEnforcer(modelText: string, rules: readonly PolicyRule[]): Promise<BuiltEnforcer> {
+  const { model, matcher, standard } = parseModel(modelText);
   // A second matcher that records each line it holds for and then answers false, so that no line
   // ends the evaluation early (a matching deny would): coverage and lint need every matching line,
   // while enforceEx names only the deciding one.
@@ -82,9 +96,8 @@ export async function buildEnforcer(modelText: string, rules: readonly PolicyRul
   });
   if (rules.length > 0) await enforcer.addPolicies(rules.map((r) => ruleToCsvRow(r).slice(1)));
 
-  const effect = model.model.get('e')?.get('e')?.value;
   return {
-    standard: squeezed(matcher) === STANDARD_MATCHER && squeezed(effect) === STANDARD_EFFECT,
+    standard,
     enforceEx: (request) => enforcer.enforceExSync(...request),
     matchingIds(request) {
       trace.length = 0;

@@ -1,8 +1,8 @@
 // Decides (subject, method, path) against the access matrix. Used by the HTTP middleware, the MCP
 // tool forwarder and the policy CLI alike, so none of them has its own idea of who may do what.
 import { readFile } from 'node:fs/promises';
-import { compiledDecisions } from './decisions.ts';
-import { buildEnforcer, PolicyModelError, type BuiltEnforcer } from './enforcer.ts';
+import { compiledDecisions, type Answers } from './decisions.ts';
+import { buildEnforcer, isStandardModel, PolicyModelError, type BuiltEnforcer } from './enforcer.ts';
 import { referenceOf } from './reference.ts';
 import { emptyCatalog, type ScopeCatalog } from './scopes.ts';
 import { checkRules, describeProblems, parsePolicy, type PolicyProblem, type PolicyRule } from './rules.ts';
@@ -41,9 +41,11 @@ export interface PolicyEngine {
   readonly scopes: ScopeCatalog;
   /**
    * The same two questions asked of node-casbin's enforcer over the same lines: what the compiled
-   * form answering `decide` and `matchingRules` is checked against. Slow (it walks every line).
+   * form answering `decide` and `matchingRules` is checked against. Slow (it walks every line), and
+   * built on first use: the request path never asks it, and at ten thousand lines the enforcer
+   * holds more memory than the rest of the gateway's policy together.
    */
-  readonly reference: Pick<PolicyEngine, 'decide' | 'matchingRules'>;
+  reference(): Promise<Pick<PolicyEngine, 'decide' | 'matchingRules'>>;
 }
 
 /** The engine in force. A reload builds a new engine and swaps it here in one assignment. */
@@ -80,16 +82,18 @@ export function decisionKey(subject: PolicySubject, method: string, path: string
   return `${subject.kind}\n${subject.role}\n${subject.channel ?? 'http'}${subject.oauth ? '+oauth' : ''}\n${held}\n${method}\n${path}`;
 }
 
-function engineFrom(enforcer: BuiltEnforcer, rules: readonly PolicyRule[], options: EngineOptions): PolicyEngine {
+function engineFrom(modelText: string, enforcer: BuiltEnforcer | null, rules: readonly PolicyRule[], options: EngineOptions): PolicyEngine {
   const byId = new Map(rules.map((r) => [r.id, r]));
   const catalog = options.scopes ?? null;
-  const reference = referenceOf(enforcer, rules, catalog);
-  // Another matcher than the shipped one means something the compiled form does not implement.
-  const answers = enforcer.standard ? compiledDecisions(rules, catalog) : reference;
+  // Another matcher than the shipped one means something the compiled form does not implement:
+  // the enforcer, built already, answers.
+  const eager = enforcer ? referenceOf(enforcer, rules, catalog) : null;
+  let reference: Promise<Answers> | undefined = eager ? Promise.resolve(eager) : undefined;
+  const answers = eager ?? compiledDecisions(rules, catalog);
   return {
     rules,
     scopes: catalog ?? emptyCatalog(),
-    reference,
+    reference: () => (reference ??= buildEnforcer(modelText, rules).then((built) => referenceOf(built, rules, catalog))),
     rule: (id) => byId.get(id),
     decide: answers.decide,
     matchingRules: answers.matchingRules,
@@ -109,7 +113,8 @@ export async function createPolicyEngineFromRules(
   source = 'policy',
 ): Promise<PolicyEngine> {
   throwIfMalformed(checkRules(rules), source);
-  return engineFrom(await buildEnforcer(modelText, rules), rules, options);
+  const enforcer = isStandardModel(modelText) ? null : await buildEnforcer(modelText, rules);
+  return engineFrom(modelText, enforcer, rules, options);
 }
 
 export async function createPolicyEngine(modelText: string, policyCsvText: string, options: EngineOptions = {}): Promise<PolicyEngine> {

@@ -67,18 +67,23 @@ export const EXCEPT = ' except ';
  * match a non-canonical path (`//`, `.`, `..`, a trailing slash, a query) is an error, not a no-op.
  */
 export function compilePathPattern(pattern: string): PathMatcher {
-  let known = compiledPaths.get(pattern);
+  // Parsing a line, checking it and compiling it each ask for its pattern, and a reload asks for
+  // the same patterns again: the linear-time proof of a regular expression is made once.
+  return remembered(compiledPaths, pattern, compilePathPatternOnce);
+}
+
+/** A pattern's compiled form or its mistake, worked out once per pattern text. */
+function remembered<T>(cache: Map<string, T | PatternError>, pattern: string, compile: (p: string) => T): T {
+  let known = cache.get(pattern);
   if (known === undefined) {
     try {
-      known = compilePathPatternOnce(pattern);
+      known = compile(pattern);
     } catch (e) {
       if (!(e instanceof PatternError)) throw e;
       known = e;
     }
-    // Parsing a line, checking it and compiling it each ask for its pattern, and a reload asks for
-    // the same patterns again: the linear-time proof of a regular expression is made once.
-    if (compiledPaths.size >= MAX_REMEMBERED_PATTERNS) compiledPaths.clear();
-    compiledPaths.set(pattern, known);
+    if (cache.size >= MAX_REMEMBERED_PATTERNS) cache.clear();
+    cache.set(pattern, known);
   }
   if (known instanceof PatternError) throw known;
   return known;
@@ -126,6 +131,14 @@ export function pathGlobs(pattern: string): string[] {
 
 /** A method pattern is an anchored regular expression (`^(GET|HEAD)$`) or `.*` for every method. */
 export function compileMethodPattern(pattern: string): RegExp {
+  // A policy repeats a handful of method patterns over thousands of lines, each asked for by the
+  // parse, the check and the compile; the regular expression holds no state (no g or y flag).
+  return remembered(compiledMethods, pattern, compileMethodPatternOnce);
+}
+
+const compiledMethods = new Map<string, RegExp | PatternError>();
+
+function compileMethodPatternOnce(pattern: string): RegExp {
   if (pattern !== '.*' && !(pattern.startsWith('^') && pattern.endsWith('$'))) {
     // regexMatch is a search, not a match: an unanchored GET would also match PUT_GET.
     throw new PatternError('a method pattern must be .* or anchored with ^ and $');

@@ -6,8 +6,8 @@ import { heldAtoms, permissionsFromNames, spell, type ScopeCatalog } from './sco
 
 // Bounds the search for what a refused key lacks: sets of at most this many permissions, tried
 // smallest first, from the handful the matching lines name (never every subset of every scope).
-const MAX_SET = 4;
-const MAX_TRIES = 256;
+export const MAX_SET = 4;
+export const MAX_TRIES = 256;
 
 function* combinations<T>(items: readonly T[], size: number, from = 0): Generator<T[]> {
   if (size === 0) {

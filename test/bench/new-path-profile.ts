@@ -39,7 +39,7 @@ session.connect();
 await session.post('Profiler.enable');
 await session.post('Profiler.setSamplingInterval', { interval: 100 });
 await mkdir(dir, { recursive: true });
-for (const [name, decide, calls] of [['enforcer', engine.reference.decide, 2_000], ['compiled', engine.decide, 200_000]] as const) {
+for (const [name, decide, calls] of [['enforcer', (await engine.reference()).decide, 2_000], ['compiled', engine.decide, 200_000]] as const) {
   run(decide, Math.min(calls, 1_000), 1e9);
   await session.post('Profiler.start');
   const micros = run(decide, calls, 0);
