@@ -2,7 +2,7 @@
 // `policy explain` and the console's explain ask. No memo: a path never seen costs what a seen one
 // does, and no caller can push another's decisions out of a cache.
 import { compilePolicy, conditionHolds, verdict, type Attributes, type CompiledLine } from './compiled.ts';
-import type { Decision, PolicyEngine, PolicySubject } from './engine.ts';
+import type { Decision, PolicyEngine, PolicySubject } from './types.ts';
 import type { PolicyRule } from './rules.ts';
 import { RefusalSearch } from './refused-search.ts';
 import { spell, type ScopeCatalog } from './scopes.ts';

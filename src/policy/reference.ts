@@ -3,7 +3,7 @@
 // every line, so the request path does not ask here; the differential tests do.
 import type { BuiltEnforcer, RequestValues } from './enforcer.ts';
 import type { Answers } from './decisions.ts';
-import type { Decision, PolicySubject } from './engine.ts';
+import type { Decision, PolicySubject } from './types.ts';
 import { parseCondition, permTerm, subjectAttributes, type ConditionTerm } from './patterns.ts';
 import type { PolicyRule } from './rules.ts';
 import type { ScopeCatalog } from './scopes.ts';
