@@ -272,8 +272,13 @@ describe('web: /admin/keys filters and revoke', function () {
     expect(await item.innerText()).to.contain('expires never');
     const updates = await gw.pool.query("SELECT actor_user_id, owner_user_id FROM audit_log WHERE type = 'API_KEY_UPDATED' AND key_id = $1", [k.id]);
     expect(updates.rows).to.deep.equal([{ actor_user_id: person.user.id, owner_user_id: owner.user.id }, { actor_user_id: person.user.id, owner_user_id: owner.user.id }]);
-    const v = await seriousViolations(t.page);
-    expect(v, describeViolations(v)).to.deep.equal([]);
+    for (const [name, size] of Object.entries(viewports)) {
+      await t.page.setViewportSize(size);
+      const v = await seriousViolations(t.page);
+      expect(v, `${name}: ${describeViolations(v)}`).to.deep.equal([]);
+      await screenshot(t.page, `console-key-expiry-${name}`);
+    }
+    await t.page.setViewportSize(viewports.desktop);
 
     // A value no datetime-local field sends (a hand-made POST) gets a 400 page and leaves the key as it was.
     const res = await t.page.request.post(`/admin/keys/${k.id}/expiry`, { form: { expiresAt: 'next tuesday' }, headers: { origin: gw.url, accept: 'text/html' }, maxRedirects: 0 });
