@@ -31,7 +31,8 @@ const str = (v: unknown, max = 254) => (typeof v === 'string' ? v.trim().slice(0
 /** A datetime-local field's value, read as UTC (the form says so). */
 function expiryOf(v: string): Date {
   const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(v) ? new Date(`${v}Z`) : null;
-  if (!at || Number.isNaN(at.getTime())) throw new AppError('VALIDATION_FAILED', 'Give the new expiry as a date and time (UTC), or choose “Never expires”.');
+  // Date rolls 30 February over into March; a day the calendar lacks is refused, not moved.
+  if (!at || Number.isNaN(at.getTime()) || !at.toISOString().startsWith(v)) throw new AppError('VALIDATION_FAILED', 'Give the new expiry as a date and time (UTC), or choose “Never expires”.');
   return at;
 }
 
