@@ -19,7 +19,8 @@ function appItem(grant: GrantView, sameApp: number, revoke: (grant: GrantView, b
     { class: 'key', 'data-grant-id': grant.id },
     el('div', { class: 'key-head' }, el('h3', { class: 'key-name' }, grant.clientName)),
     // Each allow on the consent page is a connection of its own, with its own tokens.
-    sameApp > 1 && el('p', { class: 'muted' }, `Connected ${sameApp} times: each connection has its own tokens. Revoke those you no longer use.`),
+    sameApp > 1 && el('p', { class: 'muted' },
+      `Connected ${sameApp} times: each connection has its own tokens. Revoke those you no longer use.`),
     el('dl', { class: 'key-meta' },
       meta('Granted', time(grant.createdAt, '')),
       meta('Last used', time(grant.lastUsedAt, 'Never')),

@@ -66,10 +66,11 @@ function keyItem(key: ApiKeyView, scopes: PageScope[], actions: KeyActions, byId
   const headingId = `key-${key.id}-name`;
   // The start too: after a rotation two rows share the name, and their buttons must not read alike.
   const which = ` key “${key.name}” (${key.start}…)`;
-  const revoke = el('button', { type: 'button', class: 'danger secondary small' }, 'Revoke', el('span', { class: 'visually-hidden' }, which));
+  const hidden = () => el('span', { class: 'visually-hidden' }, which);
+  const revoke = el('button', { type: 'button', class: 'danger secondary small' }, 'Revoke', hidden());
   revoke.addEventListener('click', () => actions.revoke(key, revoke));
   // A key already replaced cannot be rotated again; its row says until when it still works.
-  const rotate = key.rotatedTo ? null : el('button', { type: 'button', class: 'secondary small' }, 'Rotate', el('span', { class: 'visually-hidden' }, which));
+  const rotate = key.rotatedTo ? null : el('button', { type: 'button', class: 'secondary small' }, 'Rotate', hidden());
   rotate?.addEventListener('click', () => actions.rotate(key, rotate));
   const expiry = key.rotatedTo
     ? meta('Replaced, works until', time(key.expiresAt, ''))

@@ -58,15 +58,16 @@ ${nextCursor ? html`<p class="pager"><a href="/admin/users${queryOf({ q, cursor:
 }
 
 export interface KeyRow {
-  id: string; name: string; start: string; state: string; permissions: Record<string, string[]>; createdAt: string; lastUsedAt: string | null
-  expiresAt: string | null; owner: { email: string }; revokedAt: string | null
+  id: string; name: string; start: string; state: string; permissions: Record<string, string[]>
+  createdAt: string; lastUsedAt: string | null; expiresAt: string | null; owner: { email: string }; revokedAt: string | null
 }
 
 /** A plain form (no script needed): the new expiry in UTC, or never; it returns to the same filter. */
 function expiryForm(k: KeyRow, f: Record<string, string>): Html {
   const id = `expiry-${k.id}`;
   return html`<form class="filters expiry-form" method="post" action="/admin/keys/${k.id}/expiry${queryOf(f)}">
-<div class="field"><label for="${id}">New expiry of “${k.name}” (UTC)</label><input id="${id}" name="expiresAt" type="datetime-local" value="${k.expiresAt ? k.expiresAt.slice(0, 16) : ''}"></div>
+<div class="field"><label for="${id}">New expiry of “${k.name}” (UTC)</label>
+<input id="${id}" name="expiresAt" type="datetime-local" value="${k.expiresAt ? k.expiresAt.slice(0, 16) : ''}"></div>
 <button type="submit" class="secondary">Set expiry</button>
 <button type="submit" class="secondary" name="never" value="1">Never expires</button>
 </form>`;
@@ -85,7 +86,9 @@ ${done ? html`<p class="notice" role="status">${done}</p>` : false}
 </form>
 ${keys.length === 0 ? html`<p>No keys match.</p>` : html`<ul class="console-keys">${keys.map(({ key: k, days }) => html`<li class="panel">
 <h2>${k.name} <code>${k.start}…</code></h2>
-<p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'} · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)} · expires ${k.expiresAt ? dateTime(k.expiresAt) : 'never'}</p>
+<p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'}
+ · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)}
+ · expires ${k.expiresAt ? dateTime(k.expiresAt) : 'never'}</p>
 ${days ? usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true }) : html`<p class="muted">A revoked key has no usage chart here.</p>`}
 <p>${k.revokedAt ? false : k.state === 'disabled'
     ? confirmLink(`/admin/keys/${k.id}/enable${queryOf(f)}`, 'Enable', { title: `Enable “${k.name}”?`, text: 'It works again, until its expiry.', go: 'Enable key' })

@@ -32,7 +32,9 @@ const str = (v: unknown, max = 254) => (typeof v === 'string' ? v.trim().slice(0
 function expiryOf(v: string): Date {
   const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(v) ? new Date(`${v}Z`) : null;
   // Date rolls 30 February over into March; a day the calendar lacks is refused, not moved.
-  if (!at || Number.isNaN(at.getTime()) || !at.toISOString().startsWith(v)) throw new AppError('VALIDATION_FAILED', 'Give the new expiry as a date and time (UTC), or choose “Never expires”.');
+  if (!at || Number.isNaN(at.getTime()) || !at.toISOString().startsWith(v)) {
+    throw new AppError('VALIDATION_FAILED', 'Give the new expiry as a date and time (UTC), or choose “Never expires”.');
+  }
   return at;
 }
 
@@ -161,7 +163,8 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     const a = await admin(ctx); if (!a) return;
     const form = await readForm(ctx);
     const f = parseQuery(ctx, keyFilterQuery.omit({ limit: true, cursor: true }));
-    await keys.adminUpdateKey(a.id, keyId(ctx), { expiresAt: form.get('never') === '1' ? null : expiryOf(str(form.get('expiresAt'), 32)) }, requestMeta(ctx));
+    const expiresAt = form.get('never') === '1' ? null : expiryOf(str(form.get('expiresAt'), 32));
+    await keys.adminUpdateKey(a.id, keyId(ctx), { expiresAt }, requestMeta(ctx));
     back(ctx, `/admin/keys${queryOf({ owner: f.owner, state: f.state, scope: f.scope, q: f.q, done: 'expiry' })}`);
   });
   router.post('/admin/keys/:id/:action', async (ctx) => {
