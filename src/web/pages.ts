@@ -96,11 +96,13 @@ function accessOptions(keys: KeysPageConfig): Html | false {
 ${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : false}
 </div>`;
   const single = (s: PageScope) => s.actions.length === 1 && s.actions[0] === 'access';
+  // A scope declared without a description still says what it is: its name and actions.
+  const hint = (s: PageScope) => s.description || `${s.name}: ${s.actions.join(', ')}`;
   return html`<fieldset class="access">
 <legend>Access</legend>
 ${offered.map((s) => (single(s)
-    ? option(`create-scope-${s.name}`, `${s.name}:access`, s.label, s.description)
-    : html`${s.actions.map((a, i) => option(`create-scope-${s.name}-${a}`, `${s.name}:${a}`, `${s.label}: ${a}`, i === 0 ? s.description : ''))}`))}
+    ? option(`create-scope-${s.name}`, `${s.name}:access`, s.label, hint(s))
+    : html`${s.actions.map((a, i) => option(`create-scope-${s.name}-${a}`, `${s.name}:${a}`, `${s.label}: ${a}`, i === 0 ? hint(s) : ''))}`))}
 </fieldset>`;
 }
 

@@ -7,16 +7,24 @@ import { meta, time } from './key-list.ts';
 // Revoke behind a confirmation, as the keys list does it. Client names are chosen by whoever
 // registered the client, so they only ever go in as text.
 
-function appItem(grant: GrantView, revoke: (grant: GrantView, button: HTMLButtonElement) => void): HTMLLIElement {
-  const button = el('button', { type: 'button', class: 'danger secondary small' }, 'Revoke', el('span', { class: 'visually-hidden' }, ` access for “${grant.clientName}”`));
+/** The start of a grant's id: enough to tell two connections of one app apart. */
+const connection = (grant: GrantView) => `${grant.id.slice(0, 8)}…`;
+
+function appItem(grant: GrantView, sameApp: number, revoke: (grant: GrantView, button: HTMLButtonElement) => void): HTMLLIElement {
+  const button = el('button', { type: 'button', class: 'danger secondary small' }, 'Revoke',
+    el('span', { class: 'visually-hidden' }, ` access for “${grant.clientName}” (connection ${connection(grant)})`));
   button.addEventListener('click', () => revoke(grant, button));
   return el(
     'li',
     { class: 'key', 'data-grant-id': grant.id },
     el('div', { class: 'key-head' }, el('h3', { class: 'key-name' }, grant.clientName)),
+    // Each allow on the consent page is a connection of its own, with its own tokens.
+    sameApp > 1 && el('p', { class: 'muted' },
+      `Connected ${sameApp} times: each connection has its own tokens. Revoke those you no longer use.`),
     el('dl', { class: 'key-meta' },
       meta('Granted', time(grant.createdAt, '')),
       meta('Last used', time(grant.lastUsedAt, 'Never')),
+      meta('Connection', el('code', {}, connection(grant))),
     ),
     el('div', { class: 'key-actions' }, button),
   );
@@ -46,7 +54,9 @@ export function connectedApps(api: Api, signedOut: () => void): void {
 
   const show = (grants: GrantView[]) => {
     current = grants;
-    list.replaceChildren(...grants.map((g) => appItem(g, askToRevoke)));
+    const perApp = new Map<string, number>();
+    for (const g of grants) perApp.set(g.clientId, (perApp.get(g.clientId) ?? 0) + 1);
+    list.replaceChildren(...grants.map((g) => appItem(g, perApp.get(g.clientId) ?? 1, askToRevoke)));
     message.textContent = grants.length ? '' : emptySentence;
   };
 

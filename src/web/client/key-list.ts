@@ -40,19 +40,44 @@ export interface KeyActions {
   rotate(key: ApiKeyView, button: HTMLButtonElement): void;
 }
 
-function keyItem(key: ApiKeyView, scopes: PageScope[], actions: KeyActions): HTMLLIElement {
+const rowId = (id: string) => `key-${id}`;
+
+/** A link to another row of the list, named by the start of its key. */
+function keyLink(other: ApiKeyView): HTMLElement {
+  return el('a', { href: `#${rowId(other.id)}` }, el('code', {}, `${other.start}…`));
+}
+
+/**
+ * A rotation leaves two rows with one name: each says which key it replaced or was replaced by, by
+ * the start of that key, and links to its row. A predecessor no longer listed is said in words.
+ */
+function rotationMeta(key: ApiKeyView, byId: Map<string, ApiKeyView>): HTMLElement[] {
+  const out: HTMLElement[] = [];
+  if (key.rotatedFrom) {
+    const before = byId.get(key.rotatedFrom);
+    out.push(meta('Replaces', before ? keyLink(before) : 'a key that no longer works'));
+  }
+  const after = key.rotatedTo ? byId.get(key.rotatedTo) : undefined;
+  if (after) out.push(meta('Replaced by', keyLink(after)));
+  return out;
+}
+
+function keyItem(key: ApiKeyView, scopes: PageScope[], actions: KeyActions, byId: Map<string, ApiKeyView>): HTMLLIElement {
   const headingId = `key-${key.id}-name`;
-  const revoke = el('button', { type: 'button', class: 'danger secondary small' }, 'Revoke', el('span', { class: 'visually-hidden' }, ` key “${key.name}”`));
+  // The start too: after a rotation two rows share the name, and their buttons must not read alike.
+  const which = ` key “${key.name}” (${key.start}…)`;
+  const hidden = () => el('span', { class: 'visually-hidden' }, which);
+  const revoke = el('button', { type: 'button', class: 'danger secondary small' }, 'Revoke', hidden());
   revoke.addEventListener('click', () => actions.revoke(key, revoke));
   // A key already replaced cannot be rotated again; its row says until when it still works.
-  const rotate = key.rotatedTo ? null : el('button', { type: 'button', class: 'secondary small' }, 'Rotate', el('span', { class: 'visually-hidden' }, ` key “${key.name}”`));
+  const rotate = key.rotatedTo ? null : el('button', { type: 'button', class: 'secondary small' }, 'Rotate', hidden());
   rotate?.addEventListener('click', () => actions.rotate(key, rotate));
   const expiry = key.rotatedTo
     ? meta('Replaced, works until', time(key.expiresAt, ''))
     : meta('Expires', time(key.expiresAt, 'Never'));
   return el(
     'li',
-    { class: 'key', 'data-key-id': key.id },
+    { class: 'key', id: rowId(key.id), 'data-key-id': key.id },
     el('div', { class: 'key-head' },
       el('h3', { class: 'key-name', id: headingId }, key.name),
       ...scopeBadges(key, scopes),
@@ -64,6 +89,7 @@ function keyItem(key: ApiKeyView, scopes: PageScope[], actions: KeyActions): HTM
       meta('Last used', time(key.lastUsedAt, 'Never')),
       meta('State', el('span', { class: `state state-${key.state}` }, stateWords[key.state])),
       expiry,
+      ...rotationMeta(key, byId),
     ),
     el('div', { class: 'key-usage', 'data-usage-for': key.id }, 'Loading usage…'),
     el('div', { class: 'key-actions' }, rotate ?? false, revoke),
@@ -71,6 +97,7 @@ function keyItem(key: ApiKeyView, scopes: PageScope[], actions: KeyActions): HTM
 }
 
 export function renderKeys(list: HTMLUListElement, message: HTMLElement, keys: ApiKeyView[], scopes: PageScope[], actions: KeyActions): void {
-  list.replaceChildren(...keys.map((k) => keyItem(k, scopes, actions)));
+  const byId = new Map(keys.map((k) => [k.id, k]));
+  list.replaceChildren(...keys.map((k) => keyItem(k, scopes, actions, byId)));
   message.textContent = keys.length ? '' : 'You have no API keys yet. Create one above.';
 }

@@ -57,7 +57,21 @@ ${users.length === 0 ? html`<p>No users match.</p>` : html`<div class="table-wra
 ${nextCursor ? html`<p class="pager"><a href="/admin/users${queryOf({ q, cursor: nextCursor })}">Next page</a></p>` : false}`;
 }
 
-export interface KeyRow { id: string; name: string; start: string; state: string; permissions: Record<string, string[]>; createdAt: string; lastUsedAt: string | null; owner: { email: string }; revokedAt: string | null }
+export interface KeyRow {
+  id: string; name: string; start: string; state: string; permissions: Record<string, string[]>
+  createdAt: string; lastUsedAt: string | null; expiresAt: string | null; owner: { email: string }; revokedAt: string | null
+}
+
+/** A plain form (no script needed): the new expiry in UTC, or never; it returns to the same filter. */
+function expiryForm(k: KeyRow, f: Record<string, string>): Html {
+  const id = `expiry-${k.id}`;
+  return html`<form class="filters expiry-form" method="post" action="/admin/keys/${k.id}/expiry${queryOf(f)}">
+<div class="field"><label for="${id}">New expiry of “${k.name}” (UTC)</label>
+<input id="${id}" name="expiresAt" type="datetime-local" value="${k.expiresAt ? k.expiresAt.slice(0, 16) : ''}"></div>
+<button type="submit" class="secondary">Set expiry</button>
+<button type="submit" class="secondary" name="never" value="1">Never expires</button>
+</form>`;
+}
 
 export function keysMain(keys: { key: KeyRow; days: ChartDay[] | null }[], f: { owner: string; state: string; scope: string; q: string }, nextCursor: string | null, done: string | null): Html {
   const opt = (v: string, label: string) => html`<option value="${v}"${f.state === v ? html` selected` : false}>${label}</option>`;
@@ -72,12 +86,15 @@ ${done ? html`<p class="notice" role="status">${done}</p>` : false}
 </form>
 ${keys.length === 0 ? html`<p>No keys match.</p>` : html`<ul class="console-keys">${keys.map(({ key: k, days }) => html`<li class="panel">
 <h2>${k.name} <code>${k.start}…</code></h2>
-<p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'} · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)}</p>
+<p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'}
+ · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)}
+ · expires ${k.expiresAt ? dateTime(k.expiresAt) : 'never'}</p>
 ${days ? usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true }) : html`<p class="muted">A revoked key has no usage chart here.</p>`}
 <p>${k.revokedAt ? false : k.state === 'disabled'
     ? confirmLink(`/admin/keys/${k.id}/enable${queryOf(f)}`, 'Enable', { title: `Enable “${k.name}”?`, text: 'It works again, until its expiry.', go: 'Enable key' })
     : confirmLink(`/admin/keys/${k.id}/disable${queryOf(f)}`, 'Disable', { title: `Disable “${k.name}”?`, text: `It is refused until it is enabled again; ${k.owner.email} can see it is disabled.`, go: 'Disable key', danger: true })}
 ${k.revokedAt ? html`Revoked ${dateTime(k.revokedAt)}` : confirmLink(`/admin/keys/${k.id}/revoke${queryOf(f)}`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
+${k.revokedAt ? false : expiryForm(k, f)}
 </li>`)}</ul>`}
 ${nextCursor ? html`<p class="pager"><a href="/admin/keys${queryOf({ ...f, cursor: nextCursor })}">Next page</a></p>` : false}`;
 }

@@ -28,6 +28,15 @@ import { readForm } from '../form-body.ts';
 export interface ConsolePagesDeps { config: Config; policy: PolicyHolder; console: ConsoleService; accounts: AccountService; audit: AuditService; keys: KeyService; usage: UsageService }
 
 const str = (v: unknown, max = 254) => (typeof v === 'string' ? v.trim().slice(0, max) : '');
+/** A datetime-local field's value, read as UTC (the form says so). */
+function expiryOf(v: string): Date {
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(v) ? new Date(`${v}Z`) : null;
+  // Date rolls 30 February over into March; a day the calendar lacks is refused, not moved.
+  if (!at || Number.isNaN(at.getTime()) || !at.toISOString().startsWith(v)) {
+    throw new AppError('VALIDATION_FAILED', 'Give the new expiry as a date and time (UTC), or choose “Never expires”.');
+  }
+  return at;
+}
 
 export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   const { config, console: cs, accounts, audit, keys, usage } = deps;
@@ -123,6 +132,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     revoked: 'The key is revoked: anything that sends it is refused from now on.',
     disabled: 'The key is disabled: it is refused until it is enabled again.',
     enabled: 'The key is enabled again.',
+    expiry: 'The key’s expiry is changed; it is shown below.',
   };
   const keyId = (ctx: GatewayContext) => {
     const id = str(ctx.params.id, 64);
@@ -147,6 +157,15 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     const a = await admin(ctx); if (!a) return;
     const act = keyAction(ctx);
     await page(act.title, '/admin/keys')(ctx, a.email, confirmPage(ctx.url, { title: act.title, text: act.text, go: act.go, back: '/admin/keys' }));
+  });
+  // The expiry form's own address, before the confirmed actions: its fields are the question.
+  router.post('/admin/keys/:id/expiry', async (ctx) => {
+    const a = await admin(ctx); if (!a) return;
+    const form = await readForm(ctx);
+    const f = parseQuery(ctx, keyFilterQuery.omit({ limit: true, cursor: true }));
+    const expiresAt = form.get('never') === '1' ? null : expiryOf(str(form.get('expiresAt'), 32));
+    await keys.adminUpdateKey(a.id, keyId(ctx), { expiresAt }, requestMeta(ctx));
+    back(ctx, `/admin/keys${queryOf({ owner: f.owner, state: f.state, scope: f.scope, q: f.q, done: 'expiry' })}`);
   });
   router.post('/admin/keys/:id/:action', async (ctx) => {
     const a = await admin(ctx); if (!a) return;

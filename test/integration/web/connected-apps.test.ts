@@ -4,7 +4,7 @@ import { describeViolations, launchBrowser, openContext, pageSuite, screenshot, 
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client } from '../../support/http.ts';
 import { initializeMessage, rpc } from '../mcp/support.ts';
-import { connectApp } from '../oauth/support.ts';
+import { authorizeCode, codeForm, connectApp, registerClient, tokenRequest } from '../oauth/support.ts';
 import { signedUpUser } from './helpers.ts';
 
 // Connected apps on Settings → Developers: the grants a person gave MCP clients,
@@ -52,7 +52,7 @@ describe('web: Connected apps on Settings → Developers', function () {
     await row.waitFor();
     expect(await t.page.locator('#apps-list > li').count()).to.equal(2);
     expect(await row.locator('img').count()).to.equal(0);
-    expect(await row.locator('dt').allTextContents()).to.deep.equal(['Granted', 'Last used']);
+    expect(await row.locator('dt').allTextContents()).to.deep.equal(['Granted', 'Last used', 'Connection']);
     expect(await row.locator('dd').nth(1).textContent()).to.equal('Never');
     expect(await row.locator('dd time').first().getAttribute('datetime')).to.match(/^\d{4}-\d\d-\d\dT/);
 
@@ -114,6 +114,45 @@ describe('web: Connected apps on Settings → Developers', function () {
     await t.page.getByRole('dialog').getByRole('button', { name: 'Revoke access' }).click();
     await t.page.locator('#apps-status').getByText('That app was already disconnected').waitFor();
     await row.waitFor({ state: 'detached' });
+    await t.page.locator('#apps-message').getByText('No apps are connected').waitFor();
+  });
+
+  it('one app allowed twice is two rows told apart by their connection, each revoked on its own', async () => {
+    const { clientId } = await registerClient(gw.url, 'MCP CLI Proxy');
+    const connect = async () => {
+      const { code, verifier } = await authorizeCode(gw.url, person.client, clientId);
+      const token = await tokenRequest(gw.url, codeForm(gw.url, clientId, code, verifier));
+      expect(token.status, token.text).to.equal(200);
+      return token.body.access_token as string;
+    };
+    const [first, second] = [await connect(), await connect()];
+    const grants = (await person.client.get('/api/oauth/grants')).body.grants as { id: string }[];
+    expect(grants).to.have.length(2);
+    await open();
+    const rows = appItem(t.page, 'MCP CLI Proxy');
+    await rows.first().waitFor();
+    expect(await rows.count()).to.equal(2);
+    const shown = await rows.evaluateAll((rs) => rs.map((r) => r.querySelector('dd:last-of-type code')?.textContent));
+    expect([...shown].sort()).to.deep.equal(grants.map((g) => `${g.id.slice(0, 8)}…`).sort());
+    expect(await rows.first().innerText()).to.contain('Connected 2 times');
+    await expectNoSeriousViolations(t.page);
+    for (const width of [1280, 375]) {
+      await t.page.setViewportSize({ width, height: 900 });
+      await screenshot(t.page, `developers-connected-twice-${width}`);
+    }
+    await t.page.setViewportSize({ width: 1280, height: 900 });
+
+    // The Revoke buttons read differently, and each ends only its own connection.
+    const one = grants[0]!.id.slice(0, 8);
+    await t.page.getByRole('button', { name: `Revoke access for “MCP CLI Proxy” (connection ${one}…)` }).click();
+    await t.page.getByRole('dialog').getByRole('button', { name: 'Revoke access' }).click();
+    await t.page.locator('#apps-status').getByText('was disconnected').waitFor();
+    expect(await rows.count()).to.equal(1);
+    expect(await rows.innerText()).to.not.contain('Connected 2 times');
+    const statuses = [await mcpStatus(gw.url, first), await mcpStatus(gw.url, second)].sort();
+    expect(statuses).to.deep.equal([200, 401]);
+    await rows.getByRole('button', { name: /^Revoke/ }).click();
+    await t.page.getByRole('dialog').getByRole('button', { name: 'Revoke access' }).click();
     await t.page.locator('#apps-message').getByText('No apps are connected').waitFor();
   });
 

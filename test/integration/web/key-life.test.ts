@@ -112,6 +112,32 @@ describe("web: a key's life on Settings → Developers", function () {
     const until = await oldRow.locator('time').last().getAttribute('datetime');
     expect(new Date(until!).getTime() - Date.now()).to.be.within(3600_000 - 60_000, 3600_000 + 5000);
     expect(describeViolations(await seriousViolations(page))).to.equal('');
+
+    // The two rows share the name; each names the other by the start of its key and links to it.
+    const newRow = page.locator('#keys-list > li', { hasText: 'Replaces' });
+    const [oldStart, newStart] = await Promise.all([oldRow, newRow].map((r) => r.locator('.key-start').innerText()));
+    expect(oldKey.startsWith(oldStart!.replace('…', '')), oldStart).to.equal(true);
+    expect(fresh.startsWith(newStart!.replace('…', '')), newStart).to.equal(true);
+    expect(oldStart).to.not.equal(newStart);
+    const replacedBy = oldRow.locator('dt', { hasText: 'Replaced by' }).locator('xpath=following-sibling::dd[1]').getByRole('link');
+    const replaces = newRow.locator('dt', { hasText: 'Replaces' }).locator('xpath=following-sibling::dd[1]').getByRole('link');
+    expect(await replacedBy.innerText()).to.equal(newStart);
+    expect(await replaces.innerText()).to.equal(oldStart);
+    expect(await oldRow.locator('dt', { hasText: /^Replaces$/ }).count()).to.equal(0);
+    expect(await newRow.locator('dt', { hasText: 'Replaced by' }).count()).to.equal(0);
+    // The new key links to its predecessor's row.
+    await replaces.click();
+    expect(new URL(page.url()).hash).to.equal(`#${await oldRow.getAttribute('id')}`);
+    expect(await oldRow.evaluate((li) => li.matches(':target'))).to.equal(true);
+    // Their buttons do not read alike either.
+    expect(await newRow.getByRole('button', { name: `Revoke key “deploy” (${newStart})` }).count()).to.equal(1);
+    expect(await oldRow.getByRole('button', { name: `Revoke key “deploy” (${oldStart})` }).count()).to.equal(1);
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(describeViolations(await seriousViolations(page)), `${width} px`).to.equal('');
+      await screenshot(page, `developers-rotated-pair-${width}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 });
 

@@ -1,6 +1,7 @@
+import { appendFileSync } from 'node:fs';
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
-import { launchBrowser, openContext, type TestPage } from '../../support/browser.ts';
+import { launchBrowser, openContext, screenshot, type TestPage } from '../../support/browser.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client } from '../../support/http.ts';
 import { applyPolicy, readPolicyFiles } from '../../../src/services/policy/index.ts';
@@ -65,5 +66,21 @@ describe('web: the page offers the declared scopes', function () {
     const badges = keyItem(t.page, 'reporting').locator('.badge');
     expect(await badges.evaluateAll((bs) => bs.map((b) => b.firstChild?.textContent))).to.deep.equal(['MCP', 'reports: read', 'EXPORTS']);
     expect(t.problems, t.problems.join('\n')).to.deep.equal([]);
+  });
+
+  it('a scope declared without a description (as policy scope add writes it) is explained by its name and actions', async () => {
+    const set = operatorPolicySet();
+    // What `policy scope add billing --actions read,write` writes when given no --label or --description.
+    appendFileSync(set.scopes, '  billing:\n    label: Billing\n    actions: [read, write]\n  ledger:\n    label: Ledger\n');
+    await applyPolicy(gw.pool, await readPolicyFiles({ model: set.model, file: set.file, scopes: set.scopes }), { by: 'test', message: '' });
+    await until('the billing scope is served', async () => (await t.page.request.get(`${gw.url}/api/scopes`).then((r) => r.text())).includes('ledger'), 1000);
+    await open();
+    const read = t.page.getByLabel('Billing: read', { exact: true });
+    expect(await read.getAttribute('aria-describedby')).to.equal('create-scope-billing-read-hint');
+    expect(await t.page.locator('#create-scope-billing-read-hint').innerText()).to.equal('billing: read, write');
+    expect(await t.page.locator('#create-scope-ledger-hint').innerText()).to.equal('ledger: access');
+    // A scope with its own description keeps it.
+    expect(await t.page.locator('#create-scope-reports-read-hint').innerText()).to.equal('The reporting API.');
+    await screenshot(t.page, 'developers-scope-without-description');
   });
 });
