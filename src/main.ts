@@ -232,7 +232,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       const swept = await eventSweep();
       if (swept.warned || swept.pruned) logger.debug(swept, 'events swept: expiry warnings said, old events pruned');
     } catch (err) {
-      logger.warn({ err }, 'expiry warnings or the event prune failed; tried again within the hour');
+      logTaskFailure(logger, err, 'expiry warnings or the event prune failed; tried again within the hour');
     }
   };
   closeHooks.add('last-use', () => verifier.flush());

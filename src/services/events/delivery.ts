@@ -3,6 +3,7 @@ import type { Config } from '../../config.ts';
 import { withTransaction, type Pool } from '../../store/db.ts';
 import { claimDue, disableFailing, settleAttempt, type ClaimedRow } from '../../store/webhook-claims.ts';
 import { insertAuditEntry } from '../../store/audit.ts';
+import { logTaskFailure } from '../../store/outage.ts';
 import { signedHeaders } from './signing.ts';
 import { ATTEMPT_DEADLINE_MS, createSender } from './send.ts';
 import { durationMs } from './duration.ts';
@@ -59,7 +60,7 @@ export function createDeliveryWorker({ pool, config, logger, onOutcome, pollMs =
   function launch(row: ClaimedRow): void {
     busy.set(row.endpoint_id, (busy.get(row.endpoint_id) ?? 0) + 1);
     const p: Promise<void> = attempt(row)
-      .catch((err: unknown) => logger.warn({ err, webhookId: row.endpoint_id }, 'a webhook attempt could not be recorded; it is tried again when its claim lapses'))
+      .catch((err: unknown) => logTaskFailure(logger, err, `webhook ${row.endpoint_id}: an attempt could not be recorded; it is tried again when its claim lapses`))
       .finally(() => {
         inFlight.delete(p);
         const n = (busy.get(row.endpoint_id) ?? 1) - 1;
@@ -82,7 +83,7 @@ export function createDeliveryWorker({ pool, config, logger, onOutcome, pollMs =
   function tick(): Promise<void> {
     // One claim at a time on this instance; a tick asked for meanwhile is covered by the next poll.
     ticking ??= claimAndLaunch()
-      .catch((err: unknown) => logger.warn({ err }, 'due webhook deliveries could not be claimed; tried again shortly'))
+      .catch((err: unknown) => logTaskFailure(logger, err, 'due webhook deliveries could not be claimed; tried again shortly'))
       .finally(() => void (ticking = null));
     return ticking;
   }

@@ -55,8 +55,8 @@ export function twoInstances(name: string, use: (s: TwoInstances) => void): void
     const db = await createTestDatabase(name);
     const files = await policyCopy();
     const gatewayConfig = { policy: { file: files.file, model: files.model } };
-    const a = await startTestGateway({ database: db, config: gatewayConfig, heartbeatMs: HOUR, clock: testClock() });
-    const b = await startTestGateway({ database: db, config: gatewayConfig, heartbeatMs: HOUR, clock: testClock() });
+    const a = await startTestGateway({ database: db, config: gatewayConfig, heartbeatMs: HOUR, webhookPollMs: HOUR, clock: testClock() });
+    const b = await startTestGateway({ database: db, config: gatewayConfig, heartbeatMs: HOUR, webhookPollMs: HOUR, clock: testClock() });
     const pool = createPool(db.url);
     const config = configFor(db.url, files);
     s = { db, pool, config, files, a, b, cli: (...args: string[]) => policyCli(pool, config, args) };

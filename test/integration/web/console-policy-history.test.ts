@@ -74,7 +74,9 @@ describe('web: the console policy history', function () {
       expect(page.status).to.equal(200);
       expect(page.text).to.include('Version 20');
       expect(page.text).to.include('are being worked out');
-      await until('every version\'s changes kept', async () => (await gw.pool.query('SELECT count(*)::int n FROM policy_version_changes')).rows[0].n >= 20, 150_000);
+      // The key requests go on beside the work until both it is done and they have had their say.
+      await until('every version\'s changes kept, key requests answered beside it', async () =>
+        keyAnswers > 20 && (await gw.pool.query('SELECT count(*)::int n FROM policy_version_changes')).rows[0].n >= 20, 150_000);
     } finally {
       stop = true;
       await steady;
