@@ -327,7 +327,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     // After the last request, so nothing they buffered is left behind; before the pools close.
     await closeHooks.run(logger);
     // Off the fleet's list: a stop on purpose is not an instance gone silent.
-    await heartbeat.leave().catch(() => {});
+    await heartbeat.leave().catch((err: unknown) =>
+      logTaskFailure(logger, err, 'could not leave the fleet list; the instance shows as silent there until its retention ends'));
     await listener.close();
     await verifier.close();
     await upstream?.close();
