@@ -84,7 +84,8 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
     },
 
     async listSessions(userId: string) {
-      return (await sessions.listUserSessions(pool, userId, clock())).map((s) => ({ ...sessionInfo(s), ip: s.ip, userAgent: s.user_agent }));
+      const rows = await sessions.listUserSessions(pool, userId, clock());
+      return rows.map((s) => ({ ...sessionInfo(s), ip: s.ip, userAgent: s.user_agent }));
     },
 
     async revokeSession(userId: string, sessionId: string) {
@@ -124,7 +125,10 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
         await invalidate({ type: 'user', id: changed.id });
         await record({
           audit: { type: banned ? 'USER_BANNED' : 'USER_UNBANNED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta },
-          event: { type: banned ? 'user.banned' : 'user.unbanned', data: { userId: changed.id, email: changed.email, actor: actorOf(actor) } },
+          event: {
+            type: banned ? 'user.banned' : 'user.unbanned',
+            data: { userId: changed.id, email: changed.email, actor: actorOf(actor) },
+          },
         });
         return changed;
       });
@@ -133,13 +137,25 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
     },
 
     /** For the operator (CLI): no session is started, and the role and plan are set at once. */
-    async createUser(input: { email: string; name: string; password: string; role: 'user' | 'admin'; plan: string | null }): Promise<UserRecord> {
+    async createUser(input: {
+      email: string; name: string; password: string; role: 'user' | 'admin'; plan: string | null;
+    }): Promise<UserRecord> {
       const checked = passwordRule.safeParse(input.password);
-      if (!checked.success) throw new AppError('VALIDATION_FAILED', `The password ${checked.error.issues[0]!.message}.`, { errors: [{ path: 'password', message: checked.error.issues[0]!.message }] });
+      if (!checked.success) {
+        const message = checked.error.issues[0]!.message;
+        throw new AppError('VALIDATION_FAILED', `The password ${message}.`, { errors: [{ path: 'password', message }] });
+      }
       const passwordHash = await hashPassword(input.password);
       const row = await withTransaction(pool, async (tx) => {
-        const inserted = await users.insertUser(tx, { email: input.email, name: input.name, passwordHash, role: input.role, plan: input.plan });
-        if (inserted) await audit.insertAuditEntry(tx, { type: 'USER_CREATED', ...actorColumns('cli'), ownerUserId: inserted.id, keyId: null, ...NO_META, detail: { role: inserted.role, plan: inserted.plan } });
+        const inserted = await users.insertUser(tx, {
+          email: input.email, name: input.name, passwordHash, role: input.role, plan: input.plan,
+        });
+        if (inserted) {
+          await audit.insertAuditEntry(tx, {
+            type: 'USER_CREATED', ...actorColumns('cli'), ownerUserId: inserted.id, keyId: null, ...NO_META,
+            detail: { role: inserted.role, plan: inserted.plan },
+          });
+        }
         return inserted;
       });
       if (!row) throw new AppError('EMAIL_TAKEN', 'An account with this e-mail address already exists.');
@@ -179,7 +195,10 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
         const changed = await users.setUserRole(tx, target, role);
         if (!changed) return null;
         await invalidate({ type: 'user', id: changed.id });
-        await audit.insertAuditEntry(tx, { type: 'USER_ROLE_CHANGED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta, detail: { from: changed.previous, to: role } });
+        await audit.insertAuditEntry(tx, {
+          type: 'USER_ROLE_CHANGED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta,
+          detail: { from: changed.previous, to: role },
+        });
         return changed;
       });
       return row ? userRecord(row) : null;
@@ -189,7 +208,12 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
     async setPlan(target: UserMatch, plan: string | null, actor: AuditActor, meta: RequestMeta = NO_META): Promise<UserRecord | null> {
       const row = await withTransaction(pool, async (tx) => {
         const changed = await users.setUserPlan(tx, target, plan);
-        if (changed) await audit.insertAuditEntry(tx, { type: 'USER_PLAN_CHANGED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta, detail: { from: changed.previous, to: plan } });
+        if (changed) {
+          await audit.insertAuditEntry(tx, {
+            type: 'USER_PLAN_CHANGED', ...actorColumns(actor), ownerUserId: changed.id, keyId: null, ...meta,
+            detail: { from: changed.previous, to: plan },
+          });
+        }
         return changed;
       });
       return row ? userRecord(row) : null;
@@ -203,7 +227,9 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
     async createOrganization(userId: string, sessionId: string, input: { name: string; slug: string }) {
       return withTransaction(pool, async (tx) => {
         const org = await orgs.insertOrganization(tx, input);
-        if (!org) throw new AppError('VALIDATION_FAILED', 'This slug is already taken.', { errors: [{ path: 'slug', message: 'already taken' }] });
+        if (!org) {
+          throw new AppError('VALIDATION_FAILED', 'This slug is already taken.', { errors: [{ path: 'slug', message: 'already taken' }] });
+        }
         await orgs.insertMember(tx, { organizationId: org.id, userId, role: 'owner' });
         await sessions.setActiveOrganization(tx, sessionId, org.id);
         return { id: org.id, name: org.name, slug: org.slug, plan: org.plan, createdAt: org.created_at };
@@ -218,7 +244,8 @@ export function createAccountService({ pool, clock, sessionTtlDays, forget, sign
     },
 
     async listOrganizations(userId: string) {
-      return (await orgs.listUserOrganizations(pool, userId)).map((o) => ({ id: o.id, name: o.name, slug: o.slug, role: o.role, createdAt: o.created_at }));
+      const rows = await orgs.listUserOrganizations(pool, userId);
+      return rows.map((o) => ({ id: o.id, name: o.name, slug: o.slug, role: o.role, createdAt: o.created_at }));
     },
 
     async getMember(organizationId: string, userId: string) {

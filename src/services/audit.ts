@@ -24,7 +24,9 @@ export type ExportFormat = 'csv' | 'ndjson';
 
 export interface AuditService {
   /** The audit trail, newest first, keyset-paginated on the entry id. */
-  list(opts: { limit: number; cursor: string | null; filter?: AuditFilter }): Promise<{ entries: AuditEntryView[]; nextCursor: string | null }>;
+  list(opts: {
+    limit: number; cursor: string | null; filter?: AuditFilter;
+  }): Promise<{ entries: AuditEntryView[]; nextCursor: string | null }>;
   /** Every entry matching the filter, newest first, read a batch at a time as the stream is consumed. */
   export(format: ExportFormat, filter: AuditFilter): Readable;
 }
@@ -37,7 +39,10 @@ export const auditView = (r: AuditRow): AuditEntryView => ({
   detail: r.detail,
 });
 
-const CSV_COLUMNS = ['id', 'type', 'at', 'actor', 'actorUserId', 'actorEmail', 'ownerUserId', 'ownerEmail', 'keyId', 'grantId', 'previousKeyId', 'ip', 'userAgent', 'changes', 'detail'] as const;
+const CSV_COLUMNS = [
+  'id', 'type', 'at', 'actor', 'actorUserId', 'actorEmail', 'ownerUserId', 'ownerEmail',
+  'keyId', 'grantId', 'previousKeyId', 'ip', 'userAgent', 'changes', 'detail',
+] as const;
 
 /**
  * One CSV field. A value a spreadsheet would run as a formula (a user agent is the caller's to
@@ -77,7 +82,9 @@ export function createAuditService({ pool }: { pool: Queryable }): AuditService 
   return {
     async list(opts) {
       if (opts.cursor !== null && !/^[1-9][0-9]{0,18}$/.test(opts.cursor)) {
-        throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', { errors: [{ path: 'cursor', message: 'unreadable cursor' }] });
+        throw new AppError('VALIDATION_FAILED', 'The cursor is not one this API returned.', {
+          errors: [{ path: 'cursor', message: 'unreadable cursor' }],
+        });
       }
       const rows = await listAuditEntries(pool, opts.limit + 1, opts.cursor, opts.filter);
       const page = rows.slice(0, opts.limit);

@@ -47,7 +47,9 @@ export interface ChangeFollower {
   prune(): Promise<number>;
 }
 
-export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_MS, nowMs = Date.now, retryMs = CATCH_UP_RETRY_MS }: { pool: Pool; forget: Forget; marginMs?: number; nowMs?: () => number; retryMs?: number }): ChangeFollower {
+export function createChangeFollower({
+  pool, forget, marginMs = CATCH_UP_MARGIN_MS, nowMs = Date.now, retryMs = CATCH_UP_RETRY_MS,
+}: { pool: Pool; forget: Forget; marginMs?: number; nowMs?: () => number; retryMs?: number }): ChangeFollower {
   let lastHeard: number | null = null;
   // When a signal without a number was last heard: an instance or CLI of the earlier release, which
   // records nothing, so what it changed while the channel was away is not in the record.
@@ -79,12 +81,16 @@ export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_
     async catchUp(unheardMs, read) {
       const from = lastHeard;
       if (from === null) return { status: 'cannot-reach-back', reason: 'the last change heard was never read' };
-      if (nowMs() - unnumberedAt < CHANGES_KEPT_MS) return { status: 'cannot-reach-back', reason: 'a sender of an earlier release (no change record) signalled within the last day' };
+      if (nowMs() - unnumberedAt < CHANGES_KEPT_MS) {
+        return { status: 'cannot-reach-back', reason: 'a sender of an earlier release (no change record) signalled within the last day' };
+      }
       try {
         const { oldest, rows } = await readRecord(from, unheardMs + marginMs, read);
         // Numbers are consecutive but for rolled-back changes; a gap here may be one, and is then
         // taken for a prune, which costs a start-over and never a missed change.
-        if (oldest !== null && oldest > from + 1) return { status: 'cannot-reach-back', reason: `changes after #${from} were pruned (the oldest kept is #${oldest})` };
+        if (oldest !== null && oldest > from + 1) {
+          return { status: 'cannot-reach-back', reason: `changes after #${from} were pruned (the oldest kept is #${oldest})` };
+        }
         if (rows.length > MAX_CATCH_UP) return { status: 'cannot-reach-back', reason: `more than ${MAX_CATCH_UP} changes were missed` };
         let policy = false;
         for (const { id, signal } of rows) {
@@ -94,7 +100,8 @@ export function createChangeFollower({ pool, forget, marginMs = CATCH_UP_MARGIN_
         }
         return { status: 'caught-up', changes: rows.length, afterChange: from, policy };
       } catch (err) {
-        return { status: 'cannot-reach-back', reason: `the change record could not be read: ${err instanceof Error ? err.message : String(err)}` };
+        const why = err instanceof Error ? err.message : String(err);
+        return { status: 'cannot-reach-back', reason: `the change record could not be read: ${why}` };
       }
     },
     prune: () => pruneChanges(pool, CHANGES_KEPT_MS),

@@ -16,13 +16,23 @@ import { createPolicyAdmin, explain, fleetView, readPolicyFiles, textsOf, type A
 
 export interface UsageTotals { days: { date: string; requests: number; refused: number }[] }
 
-const versionView = (v: VersionRow) => ({ version: v.version, sha256: v.sha256, appliedAt: v.appliedAt.toISOString(), appliedBy: v.appliedBy, message: v.message });
-const candidateView = (c: CandidateRow) => ({ id: c.id, sha256: c.sha256, createdAt: c.createdAt.toISOString(), createdBy: c.createdBy, message: c.message });
+const versionView = (v: VersionRow) => ({
+  version: v.version, sha256: v.sha256, appliedAt: v.appliedAt.toISOString(), appliedBy: v.appliedBy, message: v.message,
+});
+const candidateView = (c: CandidateRow) => ({
+  id: c.id, sha256: c.sha256, createdAt: c.createdAt.toISOString(), createdBy: c.createdBy, message: c.message,
+});
 export type VersionView = ReturnType<typeof versionView>;
 export type CandidateView = ReturnType<typeof candidateView>;
 
 
-export interface ExplainInput { method: string; path: string; subject: 'anonymous' | 'session' | 'key' | 'oauth'; role?: 'user' | 'admin'; permissions?: string[] }
+export interface ExplainInput {
+  method: string;
+  path: string;
+  subject: 'anonymous' | 'session' | 'key' | 'oauth';
+  role?: 'user' | 'admin';
+  permissions?: string[];
+}
 
 const ruleView = (r: PolicyRule) => ({ id: r.id, line: r.line, text: formatRule(r) });
 
@@ -40,7 +50,8 @@ export function createConsoleService({ pool, clock, policyFiles, logger }: Conso
   const admin = createPolicyAdmin({ pool, clock });
   const changes = createVersionChanges({
     pool,
-    onError: (err, version) => logger.warn({ err, version }, 'working out the decisions a policy version changed failed; the next view retries'),
+    onError: (err, version) =>
+      logger.warn({ err, version }, 'working out the decisions a policy version changed failed; the next view retries'),
   });
 
   async function usage(days: number): Promise<UsageTotals> {
@@ -51,7 +62,11 @@ export function createConsoleService({ pool, clock, policyFiles, logger }: Conso
 
   async function policy() {
     const [live, candidate] = await Promise.all([admin.versions.live(), admin.shadow.candidate()]);
-    return { live: live ? versionView(live) : null, liveVersion: live?.version ?? 0, candidate: candidate ? candidateView(candidate) : null };
+    return {
+      live: live ? versionView(live) : null,
+      liveVersion: live?.version ?? 0,
+      candidate: candidate ? candidateView(candidate) : null,
+    };
   }
 
   return {
@@ -61,7 +76,9 @@ export function createConsoleService({ pool, clock, policyFiles, logger }: Conso
     async fleet() {
       return fleetView(await admin.fleet());
     },
-    async overview(): Promise<Awaited<ReturnType<typeof policy>> & { fleet: ReturnType<typeof fleetView>; counts: ConsoleCounts; usage: UsageTotals }> {
+    async overview(): Promise<Awaited<ReturnType<typeof policy>> & {
+      fleet: ReturnType<typeof fleetView>; counts: ConsoleCounts; usage: UsageTotals;
+    }> {
       const [p, fleet, counts, u] = await Promise.all([policy(), admin.fleet(), countAll(pool, clock()), usage(30)]);
       return { ...p, fleet: fleetView(fleet), counts, usage: u };
     },
@@ -95,10 +112,23 @@ export function createConsoleService({ pool, clock, policyFiles, logger }: Conso
       const perms = input.permissions ?? [];
       // An OAuth token is decided as a key holding its grant's scopes.
       const kind = input.subject === 'oauth' ? 'key' : input.subject;
-      if (perms.length > 0 && kind !== 'key') throw new AppError('VALIDATION_FAILED', 'permissions apply to a key or an OAuth token only.', { errors: [{ path: 'permissions', message: 'only for key or oauth' }] });
-      if (kind === 'anonymous' && input.role) throw new AppError('VALIDATION_FAILED', 'A role does not apply to an anonymous caller.', { errors: [{ path: 'role', message: 'not for anonymous' }] });
+      if (perms.length > 0 && kind !== 'key') {
+        throw new AppError('VALIDATION_FAILED', 'permissions apply to a key or an OAuth token only.', {
+          errors: [{ path: 'permissions', message: 'only for key or oauth' }],
+        });
+      }
+      if (kind === 'anonymous' && input.role) {
+        throw new AppError('VALIDATION_FAILED', 'A role does not apply to an anonymous caller.', {
+          errors: [{ path: 'role', message: 'not for anonymous' }],
+        });
+      }
       const { unknown } = permissionsFromNames(engine.scopes, perms);
-      if (unknown.length > 0) throw new AppError('VALIDATION_FAILED', `Not declared in the scopes: ${unknown.join(', ')}.`, { errors: [{ path: 'permissions', message: `unknown: ${unknown.join(', ')}` }] });
+      if (unknown.length > 0) {
+        const names = unknown.join(', ');
+        throw new AppError('VALIDATION_FAILED', `Not declared in the scopes: ${names}.`, {
+          errors: [{ path: 'permissions', message: `unknown: ${names}` }],
+        });
+      }
       const subject: PolicySubject = { kind, permissions: perms, role: kind === 'anonymous' ? null : (input.role ?? 'user') };
       const method = input.method.toUpperCase();
       const { decision: d, decidedBy, alsoMatched } = explain(engine, subject, method, input.path);

@@ -20,7 +20,10 @@ export interface OpenDatabase {
  * The request path's deadlines. statement_timeout is a startup parameter a transaction pooler
  * (DATABASE_DIRECT_URL set) refuses; there the client-side deadline alone applies.
  */
-export const requestDeadlines = (config: Config): Deadlines => ({ queryTimeoutMs: config.database.queryTimeoutMs, serverSide: config.databaseDirectUrl === null });
+export const requestDeadlines = (config: Config): Deadlines => ({
+  queryTimeoutMs: config.database.queryTimeoutMs,
+  serverSide: config.databaseDirectUrl === null,
+});
 
 /** The direct pool migrations run on at start (closed before the first request). */
 export const DIRECT_POOL_SIZE = 2;
@@ -40,7 +43,12 @@ export function connectionBudget(config: Config, counterPoolSize: number): Conne
  * Opens the database: DATABASE_URL, or the embedded PostgreSQL kept under .keygate/postgres/.
  * `shareRunning`: a CLI command uses the embedded PostgreSQL a running server has started.
  */
-export async function openDatabase(config: Config, dataDir = resolve('.keygate/postgres'), runMigrations = true, shareRunning = false): Promise<OpenDatabase> {
+export async function openDatabase(
+  config: Config,
+  dataDir = resolve('.keygate/postgres'),
+  runMigrations = true,
+  shareRunning = false,
+): Promise<OpenDatabase> {
   const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(dataDir, 0, packageRoot, shareRunning);
   const url = config.databaseUrl ?? embedded!.url;
   const directUrl = config.databaseDirectUrl ?? url;
@@ -63,7 +71,8 @@ export async function withDirectPool<T>(directUrl: string, fn: (pool: Pool) => P
   }
 }
 
-export const migrateDatabase = (db: OpenDatabase): Promise<MigrationResult> => withDirectPool(db.directUrl, (direct) => migrate(direct, migrationsDir));
+export const migrateDatabase = (db: OpenDatabase): Promise<MigrationResult> =>
+  withDirectPool(db.directUrl, (direct) => migrate(direct, migrationsDir));
 
 export async function closeDatabase(db: OpenDatabase): Promise<void> {
   await db.pool.end();

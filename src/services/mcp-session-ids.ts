@@ -31,7 +31,10 @@ const LABEL = 'keygate/mcp-session-id/v1';
  * MAC key is derived from it once and kept. A failed load (a database outage) is tried again on the
  * next request rather than remembered.
  */
-export function createMcpSessionIds({ sharedKey, existingKey }: { sharedKey: () => Promise<string>; existingKey?: () => Promise<string | null> }): McpSessionIds {
+export function createMcpSessionIds({ sharedKey, existingKey }: {
+  sharedKey: () => Promise<string>;
+  existingKey?: () => Promise<string | null>;
+}): McpSessionIds {
   let key: Promise<Buffer> | null = null;
   const derive = (k: string) => createHmac('sha256', k).update(LABEL).digest();
   const macKey = (): Promise<Buffer> => {

@@ -56,8 +56,14 @@ export type GrantService = ReturnType<typeof createGrantService>;
 
 /** A grant's revocation: its audit entry and event. */
 const grantRevoked = (grantId: string, g: store.GrantRow, actor: { userId: string } | 'system', meta: RequestMeta): Recorded => ({
-  audit: { type: 'OAUTH_GRANT_REVOKED', actorUserId: actor === 'system' ? g.user_id : actor.userId, ownerUserId: g.user_id, keyId: null, grantId, ...meta },
-  event: { type: 'grant.revoked', data: { grantId, userId: g.user_id, clientId: g.client_id, clientName: g.client_name, actor: actorOf(actor) } },
+  audit: {
+    type: 'OAUTH_GRANT_REVOKED', actorUserId: actor === 'system' ? g.user_id : actor.userId,
+    ownerUserId: g.user_id, keyId: null, grantId, ...meta,
+  },
+  event: {
+    type: 'grant.revoked',
+    data: { grantId, userId: g.user_id, clientId: g.client_id, clientName: g.client_name, actor: actorOf(actor) },
+  },
 });
 
 export function createGrantService({ pool, clock, config, counters, swallowed }: GrantServiceDeps) {
@@ -79,7 +85,10 @@ export function createGrantService({ pool, clock, config, counters, swallowed }:
      * own, so each one is spent like a key create: it counts toward `maxCreatesPerDay` (Variant A,
      * the same counter) and live grants toward `oauth.maxGrantsPerUser`.
      */
-    async recordGrant(g: { userId: string; clientId: string; clientName: string; save: () => Promise<string> }, meta: RequestMeta): Promise<GrantView> {
+    async recordGrant(
+      g: { userId: string; clientId: string; clientName: string; save: () => Promise<string> },
+      meta: RequestMeta,
+    ): Promise<GrantView> {
       const now = clock();
       const day = utcDayStart(now);
       const keys = keysOn(config);
@@ -90,23 +99,37 @@ export function createGrantService({ pool, clock, config, counters, swallowed }:
           if (!(await lockOwner(tx, g.userId))) throw notFound('account');
           const max = config.oauth.maxGrantsPerUser;
           if ((await store.countLiveGrants(tx, g.userId)) >= max) {
-            throw new AppError('GRANT_LIMIT', `You already have ${max} connected apps, the most allowed. Disconnect one you no longer use under Settings → Developers → Connected apps, then connect this one again.`);
+            throw new AppError('GRANT_LIMIT', `You already have ${max} connected apps, the most allowed. Disconnect one you no longer `
+              + 'use under Settings → Developers → Connected apps, then connect this one again.');
           }
           if (keys?.variant === 'A') {
             const creates = await counters.increment(createsCounter(g.userId), day, DAY_SECONDS + 3600);
             counted = true;
             if (creates > keys.maxCreatesPerDay) {
-              throw new AppError('GRANT_LIMIT', `You have created or connected ${keys.maxCreatesPerDay} keys and apps today, the most allowed per day. Try again after midnight UTC.`, {}, { retryAfterSeconds: secondsUntilNextUtcDay(now) });
+              throw new AppError(
+                'GRANT_LIMIT',
+                `You have created or connected ${keys.maxCreatesPerDay} keys and apps today, the most allowed per day. `
+                  + 'Try again after midnight UTC.',
+                {},
+                { retryAfterSeconds: secondsUntilNextUtcDay(now) },
+              );
             }
           }
           const owner = await findUserById(tx, g.userId);
           if (!owner) throw notFound('account');
-          const { requestQuota, rateLimits } = stampedLimits(config, { ownerPlan: owner.plan, activeOrganizationPlan: null, hasActiveOrganization: false });
+          const { requestQuota, rateLimits } = stampedLimits(config, {
+            ownerPlan: owner.plan, activeOrganizationPlan: null, hasActiveOrganization: false,
+          });
           const id = await g.save();
-          const row = await store.insertGrant(tx, { id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, requestQuota, rateLimits });
+          const row = await store.insertGrant(tx, {
+            id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, requestQuota, rateLimits,
+          });
           await recordChange(tx, {
             audit: { type: 'OAUTH_GRANT_CREATED', actorUserId: g.userId, ownerUserId: g.userId, keyId: null, grantId: id, ...meta },
-            event: { type: 'grant.created', data: { grantId: id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, actor: actorOf({ userId: g.userId }) } },
+            event: {
+              type: 'grant.created',
+              data: { grantId: id, userId: g.userId, clientId: g.clientId, clientName: g.clientName, actor: actorOf({ userId: g.userId }) },
+            },
           });
           return view(row);
         });
@@ -124,7 +147,13 @@ export function createGrantService({ pool, clock, config, counters, swallowed }:
       const windowStart = new Date(now - (now % 60_000));
       const made = await counters.increment(`oauth-registrations:${address}`, windowStart, 120);
       if (made > REGISTRATIONS_PER_MINUTE) {
-        throw new AppError('TOO_MANY_REGISTRATIONS', `This address has registered ${REGISTRATIONS_PER_MINUTE} clients in the last minute, the most allowed. Try again in a minute.`, {}, { retryAfterSeconds: Math.max(1, Math.ceil((windowStart.getTime() + 60_000 - now) / 1000)) });
+        const retryAfterSeconds = Math.max(1, Math.ceil((windowStart.getTime() + 60_000 - now) / 1000));
+        throw new AppError(
+          'TOO_MANY_REGISTRATIONS',
+          `This address has registered ${REGISTRATIONS_PER_MINUTE} clients in the last minute, the most allowed. Try again in a minute.`,
+          {},
+          { retryAfterSeconds },
+        );
       }
     },
 
@@ -174,7 +203,10 @@ export function createGrantService({ pool, clock, config, counters, swallowed }:
       touch(row.id);
       return {
         status: 'valid',
-        grant: { id: row.id, clientId: row.client_id, clientName: row.client_name, requestQuota: row.request_quota, rateLimits: row.rate_limits ?? [] },
+        grant: {
+          id: row.id, clientId: row.client_id, clientName: row.client_name,
+          requestQuota: row.request_quota, rateLimits: row.rate_limits ?? [],
+        },
         owner: { id: row.user_id, email: row.owner_email, name: row.owner_name, role: row.owner_role, banned: false, plan: row.owner_plan },
       };
     },

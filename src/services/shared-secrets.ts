@@ -14,7 +14,10 @@ const makeKeyPair = promisify(generateKeyPair);
  */
 export async function candidateSharedSecrets(): Promise<OAuthSecretsRow> {
   const { privateKey } = await makeKeyPair('rsa', { modulusLength: 2048 });
-  return { cookie_key: randomBytes(32).toString('base64url'), jwk: { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' } };
+  return {
+    cookie_key: randomBytes(32).toString('base64url'),
+    jwk: { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' },
+  };
 }
 
 /** The shared row; its candidate (an RSA key pair, slow to make) is made only when the row is missing. */

@@ -37,7 +37,10 @@ export function createSignInThrottle({ counters, clock }: { counters: CounterSto
       ]);
       if (emailCount > MAX_FAILURES_PER_EMAIL || addressCount > MAX_FAILURES_PER_ADDRESS) {
         const retryAfterSeconds = Math.max(1, Math.ceil((start.getTime() + SIGN_IN_WINDOW_SECONDS * 1000 - now.getTime()) / 1000));
-        throw new AppError('TOO_MANY_ATTEMPTS', `Too many failed sign-in attempts; try again in ${Math.ceil(retryAfterSeconds / 60)} min.`, {}, { retryAfterSeconds });
+        const minutes = Math.ceil(retryAfterSeconds / 60);
+        throw new AppError(
+          'TOO_MANY_ATTEMPTS', `Too many failed sign-in attempts; try again in ${minutes} min.`, {}, { retryAfterSeconds },
+        );
       }
       return {
         // A success clears the e-mail's failures and takes its own count back from the address:

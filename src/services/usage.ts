@@ -42,7 +42,9 @@ const SUBJECTS: usage.UsageSubject[] = ['key', 'grant'];
 
 export type UsageService = ReturnType<typeof createUsageService>;
 
-export function createUsageService({ pool, clock, flushIntervalMs = DEFAULT_FLUSH_MS, every = systemEvery, onWrite, onError, onDropped }: UsageDeps) {
+export function createUsageService({
+  pool, clock, flushIntervalMs = DEFAULT_FLUSH_MS, every = systemEvery, onWrite, onError, onDropped,
+}: UsageDeps) {
   // subject -> id -> UTC day -> counts, since the last flush.
   type Tallies = Record<usage.UsageSubject, Map<string, Map<string, { requests: number; refused: number }>>>;
   const empty = (): Tallies => ({ key: new Map(), grant: new Map() });
@@ -112,7 +114,8 @@ export function createUsageService({ pool, clock, flushIntervalMs = DEFAULT_FLUS
     const today = isoDay(clock());
     if (today !== lastPrunedDay) {
       lastPrunedDay = today;
-      await usage.deleteUsageBefore(pool, isoDay(addDays(new Date(`${today}T00:00:00Z`), -(RETENTION_DAYS - 1)))).catch(onError ?? (() => {}));
+      const oldestKept = addDays(new Date(`${today}T00:00:00Z`), -(RETENTION_DAYS - 1));
+      await usage.deleteUsageBefore(pool, isoDay(oldestKept)).catch(onError ?? (() => {}));
     }
   }
 

@@ -35,7 +35,8 @@ export const publicOnlyLookup: LookupFunction = (hostname, options, callback) =>
     if (err) return callback(err, '', 0);
     const refused = addresses.find((a) => !isPublicAddress(a.address));
     if (refused || addresses.length === 0) {
-      const e = Object.assign(new Error(`${hostname} resolves to ${refused?.address ?? 'nothing'}, not a public address`), { code: 'EADDRNOTPUBLIC' });
+      const message = `${hostname} resolves to ${refused?.address ?? 'nothing'}, not a public address`;
+      const e = Object.assign(new Error(message), { code: 'EADDRNOTPUBLIC' });
       return callback(e, '', 0);
     }
     if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);

@@ -54,13 +54,18 @@ export function createDeliveryWorker({ pool, config, logger, onOutcome, pollMs =
       }
     });
     onOutcome?.(outcome);
-    logger.debug({ webhookId: row.endpoint_id, eventId: row.event_id, outcome, status: result.status, ms: result.durationMs }, 'webhook attempt');
+    logger.debug(
+      { webhookId: row.endpoint_id, eventId: row.event_id, outcome, status: result.status, ms: result.durationMs },
+      'webhook attempt',
+    );
   }
 
   function launch(row: ClaimedRow): void {
     busy.set(row.endpoint_id, (busy.get(row.endpoint_id) ?? 0) + 1);
     const p: Promise<void> = attempt(row)
-      .catch((err: unknown) => logTaskFailure(logger, err, `webhook ${row.endpoint_id}: an attempt could not be recorded; it is tried again when its claim lapses`))
+      .catch((err: unknown) => logTaskFailure(
+        logger, err, `webhook ${row.endpoint_id}: an attempt could not be recorded; it is tried again when its claim lapses`,
+      ))
       .finally(() => {
         inFlight.delete(p);
         const n = (busy.get(row.endpoint_id) ?? 1) - 1;

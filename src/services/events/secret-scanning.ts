@@ -35,7 +35,9 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
   async function readKeys(): Promise<void> {
     reading ??= (async () => {
       readAt = nowMs();
-      const res = await request(keysUrl, { headers: { accept: 'application/json', 'user-agent': 'keygate' }, headersTimeout: 5000, bodyTimeout: 5000 });
+      const res = await request(keysUrl, {
+        headers: { accept: 'application/json', 'user-agent': 'keygate' }, headersTimeout: 5000, bodyTimeout: 5000,
+      });
       if (res.statusCode !== 200) {
         await res.body.dump();
         throw new Error(`the signing keys could not be read: ${keysUrl} answered ${res.statusCode}`);
@@ -55,7 +57,11 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
     if (age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS)) {
       // Keys read before keep serving while the URL is away; with none at all, GitHub is told to retry.
       await readKeys().catch(() => {
-        if (keys.size === 0) throw new AppError('SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 });
+        if (keys.size === 0) {
+          throw new AppError(
+            'SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 },
+          );
+        }
       });
     }
     return keys.get(identifier) ?? null;
@@ -78,7 +84,8 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
    * format costs no query; the rest are looked up together, in one query per report.
    */
   async function judge(tokens: ReportedToken[]): Promise<TokenVerdict[]> {
-    const ours = (t: ReportedToken) => t.token.startsWith(prefix) && t.token.length === prefix.length + KEY_BODY_LENGTH && hasValidChecksum(t.token);
+    const ours = (t: ReportedToken) =>
+      t.token.startsWith(prefix) && t.token.length === prefix.length + KEY_BODY_LENGTH && hasValidChecksum(t.token);
     const candidates = tokens.filter(ours);
     const stored = new Map<string, { id: string; revoked_at: Date | null }>();
     if (candidates.length > 0) {

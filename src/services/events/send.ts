@@ -52,7 +52,8 @@ export function createSender(opts: { allowPrivateAddresses: boolean; deadlineMs?
         return { ok, status: res.statusCode, durationMs: took(), error: ok ? null : `answered ${res.statusCode}`, response: answer };
       } catch (err) {
         const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
-        const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${deadlineMs} ms` : (e.cause?.message ?? e.message);
+        const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
+        const why = timedOut ? `no answer within ${deadlineMs} ms` : (e.cause?.message ?? e.message);
         return { ok: false, status: null, durationMs: took(), error: why.slice(0, 500), response: null };
       }
     },

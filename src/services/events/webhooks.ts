@@ -42,8 +42,13 @@ export type WebhookService = ReturnType<typeof createWebhookService>;
 /** Endpoints and their deliveries, for the admin API, the CLI and the console alike. */
 export function createWebhookService({ pool, config, clock }: { pool: Pool; config: Pick<Config, 'webhooks'>; clock: Clock }) {
   const allowPrivate = config.webhooks.allowPrivateAddresses;
-  const audited = (tx: Parameters<typeof insertAuditEntry>[0], type: 'WEBHOOK_CREATED' | 'WEBHOOK_UPDATED' | 'WEBHOOK_DELETED', actor: AuditActor, meta: RequestMeta, detail: AuditDetail) =>
-    insertAuditEntry(tx, { type, ...actorColumns(actor), ownerUserId: null, keyId: null, ...meta, detail });
+  const audited = (
+    tx: Parameters<typeof insertAuditEntry>[0],
+    type: 'WEBHOOK_CREATED' | 'WEBHOOK_UPDATED' | 'WEBHOOK_DELETED',
+    actor: AuditActor,
+    meta: RequestMeta,
+    detail: AuditDetail,
+  ) => insertAuditEntry(tx, { type, ...actorColumns(actor), ownerUserId: null, keyId: null, ...meta, detail });
   const found = async (id: string) => {
     const row = UUID.test(id) ? await store.findEndpoint(pool, id) : null;
     if (!row) throw notFound('webhook');
@@ -113,7 +118,8 @@ export function createWebhookService({ pool, config, clock }: { pool: Pool; conf
       await found(id);
       const eventId = newEventId();
       const data = { webhookId: id, actor: actor === 'cli' ? { kind: 'cli' as const } : { kind: 'user' as const, userId: actor.userId } };
-      await insertEventFor(pool, id, { id: eventId, type: 'webhook.test', body: eventBody(eventId, { type: 'webhook.test', data }, clock()) });
+      const body = eventBody(eventId, { type: 'webhook.test', data }, clock());
+      await insertEventFor(pool, id, { id: eventId, type: 'webhook.test', body });
       return { eventId };
     },
 

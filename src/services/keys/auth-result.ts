@@ -17,8 +17,15 @@ export function standingOf(row: keys.KeyWithOwnerRow): AuthResult {
   if (row.owner_banned) return { status: 'owner-banned' };
   return {
     status: 'valid',
-    key: { id: row.id, userId: row.user_id, name: row.name, start: row.start, scopes: scopesOf(row.permissions), permissions: row.permissions, requestQuota: row.request_quota, rateLimits: row.rate_limits ?? [], expiresAt: row.expires_at },
-    owner: { id: row.user_id, email: row.owner_email, name: row.owner_name, role: row.owner_role, banned: row.owner_banned, plan: row.owner_plan },
+    key: {
+      id: row.id, userId: row.user_id, name: row.name, start: row.start,
+      scopes: scopesOf(row.permissions), permissions: row.permissions,
+      requestQuota: row.request_quota, rateLimits: row.rate_limits ?? [], expiresAt: row.expires_at,
+    },
+    owner: {
+      id: row.user_id, email: row.owner_email, name: row.owner_name,
+      role: row.owner_role, banned: row.owner_banned, plan: row.owner_plan,
+    },
   };
 }
 

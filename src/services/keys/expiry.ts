@@ -33,7 +33,9 @@ export function lifetimeBoundedExpiry(at: Date | null, now: Date, maxLifetimeDay
  */
 export function boundedExpiry(at: Date, now: Date, maxLifetimeDays: number | undefined, path: string): Date | null {
   if (at.getTime() < now.getTime() + MIN_LIFETIME_SECONDS * 1000) throw invalid(path, 'must be at least an hour ahead');
-  if (at.getTime() > now.getTime() + MAX_EXPIRES_IN_SECONDS * 1000) throw invalid(path, `must be at most ${MAX_EXPIRES_IN_SECONDS} seconds (a year) ahead`);
+  if (at.getTime() > now.getTime() + MAX_EXPIRES_IN_SECONDS * 1000) {
+    throw invalid(path, `must be at most ${MAX_EXPIRES_IN_SECONDS} seconds (a year) ahead`);
+  }
   return lifetimeBoundedExpiry(at, now, maxLifetimeDays, path);
 }
 
@@ -41,8 +43,12 @@ export interface ExpiryChoice { expiresIn?: number; expiresAt?: string }
 
 /** The expiry of a new key: the one asked for, else now + maxLifetimeDays, else none. */
 export function expiryAtCreate(choice: ExpiryChoice, now: Date, maxLifetimeDays: number | undefined): Date | null {
-  if (choice.expiresIn !== undefined && choice.expiresAt !== undefined) throw invalid('expiresAt', 'cannot be sent together with expiresIn');
-  if (choice.expiresIn !== undefined) return boundedExpiry(new Date(now.getTime() + choice.expiresIn * 1000), now, maxLifetimeDays, 'expiresIn');
+  if (choice.expiresIn !== undefined && choice.expiresAt !== undefined) {
+    throw invalid('expiresAt', 'cannot be sent together with expiresIn');
+  }
+  if (choice.expiresIn !== undefined) {
+    return boundedExpiry(new Date(now.getTime() + choice.expiresIn * 1000), now, maxLifetimeDays, 'expiresIn');
+  }
   if (choice.expiresAt !== undefined) return boundedExpiry(new Date(choice.expiresAt), now, maxLifetimeDays, 'expiresAt');
   return maxLifetimeDays === undefined ? null : new Date(now.getTime() + maxLifetimeDays * 86_400_000);
 }
@@ -52,7 +58,11 @@ export function expiryAtCreate(choice: ExpiryChoice, now: Date, maxLifetimeDays:
  * policy. A successor is a new key, so a year at most, as at creation: an expiry moved far out by
  * the update route would otherwise be answered with a five-digit year.
  */
-export function successorExpiry(old: { created_at: Date; expires_at: Date | null }, now: Date, maxLifetimeDays: number | undefined): Date | null {
+export function successorExpiry(
+  old: { created_at: Date; expires_at: Date | null },
+  now: Date,
+  maxLifetimeDays: number | undefined,
+): Date | null {
   if (old.expires_at) {
     const lifetime = Math.min(old.expires_at.getTime() - old.created_at.getTime(), MAX_EXPIRES_IN_SECONDS * 1000);
     const capped = maxLifetimeDays === undefined ? lifetime : Math.min(lifetime, maxLifetimeDays * 86_400_000);

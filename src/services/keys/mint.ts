@@ -91,12 +91,18 @@ export async function mint<S extends KeySpec, T>(
         const creates = await counters.increment(createsCounter(actor.userId), day, DAY_SECONDS + 3600);
         counted = true;
         if (creates > cfg.maxCreatesPerDay) {
-          throw new AppError('API_KEY_DAILY_LIMIT', `You have ${steps.spentOn} ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`, {}, { retryAfterSeconds: secondsUntilNextUtcDay(now) });
+          throw new AppError(
+            'API_KEY_DAILY_LIMIT',
+            `You have ${steps.spentOn} ${cfg.maxCreatesPerDay} keys today, the most allowed per day. Try again after midnight UTC.`,
+            {},
+            { retryAfterSeconds: secondsUntilNextUtcDay(now) },
+          );
         }
       }
       const key = await keys.insertKey(tx, {
         userId: actor.userId, name: spec.name, keyHash: sha256(plaintext), start: keyStart(plaintext), prefix: cfg.prefix,
-        permissions: spec.permissions, ...(await limitsFor(tx, actor, config)), expiresAt: spec.expiresAt, rotatedFrom: spec.rotatedFrom ?? null,
+        permissions: spec.permissions, ...(await limitsFor(tx, actor, config)),
+        expiresAt: spec.expiresAt, rotatedFrom: spec.rotatedFrom ?? null,
       });
       return { key, plaintext, recorded: await steps.record(change, key, spec) };
     });
@@ -109,5 +115,7 @@ export async function mint<S extends KeySpec, T>(
 async function limitsFor(tx: Client, actor: Actor, config: MintDeps['config']): Promise<StampedLimits> {
   const owner = await users.findUserById(tx, actor.userId);
   const org = actor.activeOrganizationId ? await orgs.findOrganizationById(tx, actor.activeOrganizationId) : null;
-  return stampedLimits(config, { ownerPlan: owner?.plan ?? null, activeOrganizationPlan: org?.plan ?? null, hasActiveOrganization: org !== null });
+  return stampedLimits(config, {
+    ownerPlan: owner?.plan ?? null, activeOrganizationPlan: org?.plan ?? null, hasActiveOrganization: org !== null,
+  });
 }

@@ -104,11 +104,14 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
       throw new AppError('VALIDATION_FAILED', `Invalid request body: ${first.path} ${first.message}.`, { errors: grant.errors });
     }
     const scope = grant.featureOff;
-    throw new AppError('FEATURE_DISABLED', `${FEATURE_OFF[scope.requires!]}, so a key cannot be given ${permissionWords(catalog, [scope.name])}.`);
+    const refused = permissionWords(catalog, [scope.name]);
+    throw new AppError('FEATURE_DISABLED', `${FEATURE_OFF[scope.requires!]}, so a key cannot be given ${refused}.`);
   }
 
   /** The one way a key is revoked: by its owner, an admin, or a report that it was found public. */
-  async function revoke(actor: EventActor, ownerId: string | null, keyId: string, meta: RequestMeta, reason: RevokeReason, leak?: Leak): Promise<boolean> {
+  async function revoke(
+    actor: EventActor, ownerId: string | null, keyId: string, meta: RequestMeta, reason: RevokeReason, leak?: Leak,
+  ): Promise<boolean> {
     const row = await withChange(pool, forget, async ({ tx, invalidate, record }) => {
       const now = clock();
       const revoked = await keys.revokeKey(tx, keyId, ownerId, now);
@@ -118,12 +121,18 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
       if (leak) {
         await keys.markLeaked(tx, keyId, leak.url, now);
         await record({
-          audit: { type: 'API_KEY_LEAKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta, detail: { url: leak.url, source: leak.source } },
+          audit: {
+            type: 'API_KEY_LEAKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta,
+            detail: { url: leak.url, source: leak.source },
+          },
           event: { type: 'key.leaked', data: { ...about, url: leak.url, source: leak.source } },
         });
       }
       await record({
-        audit: { type: 'API_KEY_REVOKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta, ...(leak ? { detail: { reason } } : {}) },
+        audit: {
+          type: 'API_KEY_REVOKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta,
+          ...(leak ? { detail: { reason } } : {}),
+        },
         event: { type: 'key.revoked', data: { ...about, reason, actor } },
       });
       await invalidate({ type: 'key', id: revoked.id });
@@ -177,13 +186,20 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
         spentOn: 'created',
         async prepare({ tx }) {
           if (cfg.variant === 'A' && (await keys.countLiveKeys(tx, actor.userId)) >= cfg.maxKeysPerUser) {
-            throw new AppError('API_KEY_LIMIT', `You already hold ${cfg.maxKeysPerUser} keys, the most allowed. Revoke one you no longer use, then create the new one.`);
+            throw new AppError('API_KEY_LIMIT', `You already hold ${cfg.maxKeysPerUser} keys, the most allowed. `
+              + 'Revoke one you no longer use, then create the new one.');
           }
           return { name: input.name, permissions, expiresAt };
         },
         record: ({ record }, k) => record({
           audit: { type: 'API_KEY_CREATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: k.id, ...meta },
-          event: { type: 'key.created', data: { keyId: k.id, userId: k.user_id, name: k.name, prefix: k.prefix, start: k.start, expiresAt: k.expires_at?.toISOString() ?? null, actor: actorOf(actor) } },
+          event: {
+            type: 'key.created',
+            data: {
+              keyId: k.id, userId: k.user_id, name: k.name, prefix: k.prefix, start: k.start,
+              expiresAt: k.expires_at?.toISOString() ?? null, actor: actorOf(actor),
+            },
+          },
         }),
       });
       return { key: keyView(key, now), plaintext };
@@ -243,7 +259,12 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
         keys: list.map((k, i) => {
           const row = page[i]!;
           // A revoked key is only listed when asked for; its state says so rather than what it was.
-          return { ...k, ...(row.revoked_at ? { state: 'revoked' as const } : {}), revokedAt: row.revoked_at?.toISOString() ?? null, owner: { id: row.user_id, name: row.owner_name, email: row.owner_email } };
+          return {
+            ...k,
+            ...(row.revoked_at ? { state: 'revoked' as const } : {}),
+            revokedAt: row.revoked_at?.toISOString() ?? null,
+            owner: { id: row.user_id, name: row.owner_name, email: row.owner_email },
+          };
         }),
         nextCursor: rows.length > opts.limit ? encodeCursor(page[page.length - 1]!) : null,
       };

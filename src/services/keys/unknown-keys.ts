@@ -50,7 +50,9 @@ export function createUnknownKeyGuard(opts: UnknownKeyGuardOptions) {
   let lastRefresh = 0;
 
   const take = (prefixes: Buffer) => {
-    for (let at = 0; at + HASH_PREFIX_BYTES <= prefixes.length; at += HASH_PREFIX_BYTES) known.add(prefixes.readUIntBE(at, HASH_PREFIX_BYTES));
+    for (let at = 0; at + HASH_PREFIX_BYTES <= prefixes.length; at += HASH_PREFIX_BYTES) {
+      known.add(prefixes.readUIntBE(at, HASH_PREFIX_BYTES));
+    }
   };
 
   // A caller must be answered by a read that began after it asked: one already under way may have

@@ -49,7 +49,9 @@ export function createHeartbeat({ pool, clock, loaded, onTick, intervalMs = HEAR
 
   const beat = async () => {
     const { version, candidateId, lagReason } = loaded();
-    await recordHeartbeat(pool, { instanceId, host: hostname(), pid: process.pid, policyVersion: version, shadowId: candidateId, lagReason, startedAt, seenAt: clock() });
+    await recordHeartbeat(pool, {
+      instanceId, host: hostname(), pid: process.pid, policyVersion: version, shadowId: candidateId, lagReason, startedAt, seenAt: clock(),
+    });
   };
   const tick = async () => {
     // A database that is down is reported by /readyz; the next tick tries again.
@@ -100,15 +102,24 @@ export interface FleetStatus {
  * The live version, the candidate, and what each instance heard from within `retentionMs` runs;
  * one silent for longer than `horizonMs` lags, since what it enforces now is unknown.
  */
-export async function fleetStatus({ pool, clock }: { pool: Pool; clock: Clock }, horizonMs = FLEET_HORIZON_MS, retentionMs = FLEET_RETENTION_MS): Promise<FleetStatus> {
+export async function fleetStatus(
+  { pool, clock }: { pool: Pool; clock: Clock },
+  horizonMs = FLEET_HORIZON_MS,
+  retentionMs = FLEET_RETENTION_MS,
+): Promise<FleetStatus> {
   const now = clock().getTime();
-  const [live, candidate, seen] = await Promise.all([findLiveVersion(pool), findCandidate(pool), listInstancesSeenSince(pool, new Date(now - Math.max(retentionMs, horizonMs)))]);
+  const seenSince = new Date(now - Math.max(retentionMs, horizonMs));
+  const [live, candidate, seen] = await Promise.all([findLiveVersion(pool), findCandidate(pool), listInstancesSeenSince(pool, seenSince)]);
   const liveVersion = live?.version ?? 0;
   const instances = seen.map((i) => {
     const silent = i.seenAt.getTime() < now - horizonMs;
+    const lastFailure = i.lagReason ? `; its last reload failed: ${i.lagReason}` : '';
+    const behind = i.policyVersion !== liveVersion
+      ? `version ${i.policyVersion} loaded, live is ${liveVersion}; it reloads within 5 s`
+      : null;
     const reason = silent
-      ? `silent since ${i.seenAt.toISOString()} (it last reported version ${i.policyVersion})${i.lagReason ? `; its last reload failed: ${i.lagReason}` : ''}`
-      : i.lagReason ?? (i.policyVersion !== liveVersion ? `version ${i.policyVersion} loaded, live is ${liveVersion}; it reloads within 5 s` : null);
+      ? `silent since ${i.seenAt.toISOString()} (it last reported version ${i.policyVersion})${lastFailure}`
+      : i.lagReason ?? behind;
     return { ...i, silent, reason, lagging: reason !== null };
   });
   return { liveVersion, candidateId: candidate?.id ?? null, instances, lagging: instances.filter((i) => i.lagging).length };
@@ -119,5 +130,8 @@ export const fleetView = (f: FleetStatus) => ({
   liveVersion: f.liveVersion,
   candidateId: f.candidateId,
   lagging: f.lagging,
-  instances: f.instances.map((i) => ({ instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId, seenAt: i.seenAt.toISOString(), lagging: i.lagging, lagReason: i.reason, silent: i.silent })),
+  instances: f.instances.map((i) => ({
+    instanceId: i.instanceId, host: i.host, pid: i.pid, policyVersion: i.policyVersion, candidateId: i.shadowId,
+    seenAt: i.seenAt.toISOString(), lagging: i.lagging, lagReason: i.reason, silent: i.silent,
+  })),
 });

@@ -8,11 +8,19 @@ import { fleetStatus, FLEET_HORIZON_MS, type FleetStatus } from './fleet.ts';
 import { createShadowService, type ShadowService } from './shadow.ts';
 import { createPolicyVersionService, type PolicyVersionService } from './versions.ts';
 
-export { createPolicyService, POLICY_CHECK_MS, readPolicyFiles, readStoredPolicy, scopesFileFor, type BootResult, type LoadedPolicy, type PolicyFiles, type PolicyService } from './live.ts';
-export { applyPolicy, createPolicyVersionService, engineOfTexts, textsOf, type ApplyOutcome, type Authorship, type PolicyVersionService } from './versions.ts';
+export {
+  createPolicyService, POLICY_CHECK_MS, readPolicyFiles, readStoredPolicy, scopesFileFor,
+  type BootResult, type LoadedPolicy, type PolicyFiles, type PolicyService,
+} from './live.ts';
+export {
+  applyPolicy, createPolicyVersionService, engineOfTexts, textsOf, type ApplyOutcome, type Authorship, type PolicyVersionService,
+} from './versions.ts';
 export { createShadowService, type ShadowService } from './shadow.ts';
 export { createDecisionObserver, DEFAULT_DENY, type DecisionObserver } from './observer.ts';
-export { createHeartbeat, fleetStatus, fleetView, FLEET_HORIZON_MS, FLEET_RETENTION_MS, HEARTBEAT_MS, type FleetInstance, type FleetStatus, type Heartbeat } from './fleet.ts';
+export {
+  createHeartbeat, fleetStatus, fleetView, FLEET_HORIZON_MS, FLEET_RETENTION_MS, HEARTBEAT_MS,
+  type FleetInstance, type FleetStatus, type Heartbeat,
+} from './fleet.ts';
 export { explain, type Explanation } from './explain.ts';
 export { createVersionChanges, type VersionChanges } from './changes.ts';
 

@@ -69,15 +69,22 @@ export interface PolicyService {
 }
 
 export async function readPolicyFiles(files: PolicyFiles): Promise<PolicyTexts> {
-  const [model, policy, scopes] = await Promise.all([readFile(files.model, 'utf8'), readFile(files.file, 'utf8'), readFile(scopesFileFor(files), 'utf8')]);
+  const [model, policy, scopes] = await Promise.all([
+    readFile(files.model, 'utf8'), readFile(files.file, 'utf8'), readFile(scopesFileFor(files), 'utf8'),
+  ]);
   return { model, policy, scopes };
 }
 
 /** The files' texts checked: one the model cannot evaluate never reaches the store. */
-const checkedFiles = (texts: PolicyTexts, source: { policy: string; scopes: string }): Promise<PolicyBundle> => checkBundle(texts, { ...source, scopesFromFile: true });
+const checkedFiles = (texts: PolicyTexts, source: { policy: string; scopes: string }): Promise<PolicyBundle> =>
+  checkBundle(texts, { ...source, scopesFromFile: true });
 
 /** The stored policy's lines and scopes text; null scopes when nothing was ever stored. */
-export async function readStoredPolicy(pool: Pool, modelText: string, readRules = readStoredRules): Promise<{ rules: PolicyRule[]; scopes: string | null }> {
+export async function readStoredPolicy(
+  pool: Pool,
+  modelText: string,
+  readRules = readStoredRules,
+): Promise<{ rules: PolicyRule[]; scopes: string | null }> {
   const [rules, scopes] = await Promise.all([readRules(pool, modelText), readScopesText(pool)]);
   return { rules, scopes };
 }
@@ -118,8 +125,14 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
   // The live version's own model decides, so a rollback brings its model back too; a store seeded
   // from the files has no version and uses the configured model. A candidate that does not build
   // is logged and not evaluated: it must never cost the live policy.
-  const build = async (stored: { rules: PolicyRule[]; scopes: string | null }, live: VersionRow | null, cand: CandidateRow | null, fallbackModel: string) => {
-    const liveEngine = await createPolicyEngineFromRules(live?.modelText ?? fallbackModel, stored.rules, { scopes: scopesOf(stored.scopes, 'the stored scopes') });
+  const build = async (
+    stored: { rules: PolicyRule[]; scopes: string | null },
+    live: VersionRow | null,
+    cand: CandidateRow | null,
+    fallbackModel: string,
+  ) => {
+    const storedScopes = scopesOf(stored.scopes, 'the stored scopes');
+    const liveEngine = await createPolicyEngineFromRules(live?.modelText ?? fallbackModel, stored.rules, { scopes: storedScopes });
     let next = candidate && cand && candidate.id === cand.id ? candidate : null;
     if (cand && !next) {
       try {
@@ -161,7 +174,10 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
   // Retried every check, so the reason is logged when it changes, not on every attempt.
   const lagging = (err: unknown) => {
     const reason = err instanceof Error ? err.message : String(err);
-    if (reason !== loaded.lagReason) logger?.error({ err, version: loaded.version }, `policy reload failed; keeping version ${loaded.version} in force and retrying: ${reason}`);
+    if (reason !== loaded.lagReason) {
+      const message = `policy reload failed; keeping version ${loaded.version} in force and retrying: ${reason}`;
+      logger?.error({ err, version: loaded.version }, message);
+    }
     loaded = { ...loaded, lagReason: reason };
   };
 
@@ -211,7 +227,9 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
       modelText = texts.model;
       const differsFromFiles = canonical(stored.rules) !== canonical(checked.rules) || stored.scopes !== texts.scopes;
       if (seeded) logger?.info({ file: files.file }, 'policy store was empty: applied the policy file');
-      else if (differsFromFiles) logger?.warn({ file: files.file }, 'the stored policy differs from the policy file; run `keygate policy apply` to use the file');
+      else if (differsFromFiles) {
+        logger?.warn({ file: files.file }, 'the stored policy differs from the policy file; run `keygate policy apply` to use the file');
+      }
       if (reloadWanted) {
         reloadWanted = false;
         await reload();

@@ -39,11 +39,20 @@ interface Divergence extends DivergenceCount {
 }
 
 // A path can carry a key or user id (`/api/api-keys/<id>`); those are not the log's business.
-const ID_SEGMENT = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9]{4,}|(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{16,})$/i;
+// A segment is an id when it is a UUID, a number of four digits or more, or a run of 16 or more
+// URL-safe characters with a digit among them.
+const ID_SEGMENT = new RegExp(`^(?:${[
+  '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}',
+  '[0-9]{4,}',
+  '(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{16,}',
+].join('|')})$`, 'i');
 export const withoutIds = (path: string) => path.split('/').map((s) => (ID_SEGMENT.test(s) ? ':id' : s)).join('/');
 
 function exampleOf(subject: PolicySubject, method: string, path: string): Record<string, string> {
-  return { method, path: withoutIds(path), subject: subject.kind, attributes: subjectAttributes(subject.permissions, subject.role), via: subject.channel ?? 'http' };
+  return {
+    method, path: withoutIds(path), subject: subject.kind,
+    attributes: subjectAttributes(subject.permissions, subject.role), via: subject.channel ?? 'http',
+  };
 }
 
 interface Tally { allow: number; deny: number }
@@ -79,14 +88,19 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
   };
 
   // Where a divergence between these two decisions is counted; found once per distinct request.
-  const divergenceOf = (shadowId: number, live: Decision, shadow: Decision, subject: PolicySubject, method: string, path: string): Divergence => {
+  const divergenceOf = (
+    shadowId: number, live: Decision, shadow: Decision, subject: PolicySubject, method: string, path: string,
+  ): Divergence => {
     const liveRule = live.ruleId ?? DEFAULT_DENY;
     const shadowRule = shadow.ruleId ?? DEFAULT_DENY;
     const outcome: Outcome = shadow.allowed ? 'would-allow' : 'would-deny';
     const key = `${shadowId}\n${liveRule}\n${shadowRule}\n${outcome}`;
     let d = divergences.get(key);
     if (!d) {
-      d = { shadowId, liveRule, shadowRule, outcome, count: 0, unflushed: 0, example: exampleOf(subject, method, path), lastLoggedAt: -Infinity, suppressed: 0 };
+      d = {
+        shadowId, liveRule, shadowRule, outcome, count: 0, unflushed: 0,
+        example: exampleOf(subject, method, path), lastLoggedAt: -Infinity, suppressed: 0,
+      };
       divergences.set(key, d);
     }
     return d;
@@ -102,7 +116,8 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
       d.suppressed += 1;
       return;
     }
-    logger?.info({ liveRule, shadowRule, outcome, ...exampleOf(subject, method, path), alsoSince: d.suppressed }, 'the candidate policy decides differently');
+    const fields = { liveRule, shadowRule, outcome, ...exampleOf(subject, method, path), alsoSince: d.suppressed };
+    logger?.info(fields, 'the candidate policy decides differently');
     d.lastLoggedAt = now;
     d.suppressed = 0;
   };
@@ -124,7 +139,9 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
           if (!pair) {
             const decision = live.decide(subject, method, path);
             const shadow = candidate?.engine.decide(subject, method, path);
-            const divergence = candidate && shadow && shadow.allowed !== decision.allowed ? divergenceOf(candidate.id, decision, shadow, subject, method, path) : null;
+            const divergence = candidate && shadow && shadow.allowed !== decision.allowed
+              ? divergenceOf(candidate.id, decision, shadow, subject, method, path)
+              : null;
             pair = { live: decision, tally: tallyOf(decision.ruleId), divergence };
             pairs.set(key, pair);
           }
@@ -161,7 +178,9 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
         byCandidate.set(entry.shadowId, list);
       }
       for (const [shadowId, list] of byCandidate) {
-        const rows: DivergenceRow[] = list.map(({ entry, taken }) => ({ liveRule: entry.liveRule, shadowRule: entry.shadowRule, outcome: entry.outcome, count: taken, example: entry.example }));
+        const rows: DivergenceRow[] = list.map(({ entry, taken }) => ({
+          liveRule: entry.liveRule, shadowRule: entry.shadowRule, outcome: entry.outcome, count: taken, example: entry.example,
+        }));
         try {
           await addDivergences(pool, shadowId, rows);
           // Requests counted while the write was in flight stay for the next flush.

@@ -2,7 +2,9 @@
 // (observer.ts counts where it would decide differently); promote makes it live as a new version.
 import { withTransaction, type Pool } from '../../store/db.ts';
 import { lockPolicy } from '../../store/casbin.ts';
-import { deleteCandidate, findCandidate, listDivergences, replaceCandidate, type CandidateRow, type DivergenceRow } from '../../store/policy-versions.ts';
+import {
+  deleteCandidate, findCandidate, listDivergences, replaceCandidate, type CandidateRow, type DivergenceRow,
+} from '../../store/policy-versions.ts';
 import { checkBundle, sourceNamed, type PolicyTexts } from '../../policy/bundle.ts';
 import { AppError } from '../../errors.ts';
 import type { Clock } from '../clock.ts';
@@ -26,7 +28,10 @@ export function createShadowService({ pool, clock }: { pool: Pool; clock: Clock 
       const bundle = await checkBundle(texts, sourceNamed(source));
       const id = await withTransaction(pool, async (tx) => {
         await lockPolicy(tx);
-        const created = await replaceCandidate(tx, { sha256: bundle.sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, createdAt: clock(), createdBy: who.by, message: who.message });
+        const created = await replaceCandidate(tx, {
+          sha256: bundle.sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes,
+          createdAt: clock(), createdBy: who.by, message: who.message,
+        });
         await signalPolicyChanged(tx);
         return created;
       });
@@ -39,7 +44,9 @@ export function createShadowService({ pool, clock }: { pool: Pool; clock: Clock 
         const c = await findCandidate(tx);
         if (!c) throw new AppError('NOT_FOUND', 'There is no candidate policy to promote; store one with `keygate policy apply --shadow`.');
         // The checks ran against the candidate read before; one replaced since then was not checked.
-        if (expectedId !== undefined && c.id !== expectedId) throw new AppError('VALIDATION_FAILED', 'The candidate changed while it was being checked; run promote again.');
+        if (expectedId !== undefined && c.id !== expectedId) {
+          throw new AppError('VALIDATION_FAILED', 'The candidate changed while it was being checked; run promote again.');
+        }
         const bundle = await checkBundle(textsOf(c), sourceNamed('the candidate'));
         const who: Authorship = { by, message: c.message ? `promote: ${c.message}` : 'promote', ...actor };
         const outcome = await storeVersion(tx, bundle, who, clock);

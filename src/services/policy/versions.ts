@@ -3,7 +3,9 @@
 import { withTransaction, type Client, type Pool } from '../../store/db.ts';
 import { countRules, lockPolicy, readStoredRules, replaceRules } from '../../store/casbin.ts';
 import { signal } from '../../store/notify.ts';
-import { findLiveVersion, findVersion, insertSeedVersion, insertVersion, listVersions, type CandidateRow, type VersionRow } from '../../store/policy-versions.ts';
+import {
+  findLiveVersion, findVersion, insertSeedVersion, insertVersion, listVersions, type CandidateRow, type VersionRow,
+} from '../../store/policy-versions.ts';
 import { checkBundle, policySha256, sourceNamed, type PolicyBundle, type PolicyTexts } from '../../policy/bundle.ts';
 import { formatRule } from '../../policy/rules.ts';
 import { createPolicyEngineFromRules, type PolicyEngine } from '../../policy/engine.ts';
@@ -24,13 +26,25 @@ export interface Authorship {
 }
 
 /** The audit entry of a new version, written in the transaction that stores it. */
-export async function auditVersion(tx: Client, type: 'POLICY_APPLIED' | 'POLICY_ROLLED_BACK' | 'POLICY_PROMOTED', outcome: ApplyOutcome, who: Authorship, extra: AuditDetail = {}): Promise<void> {
+export async function auditVersion(
+  tx: Client,
+  type: 'POLICY_APPLIED' | 'POLICY_ROLLED_BACK' | 'POLICY_PROMOTED',
+  outcome: ApplyOutcome,
+  who: Authorship,
+  extra: AuditDetail = {},
+): Promise<void> {
   if (outcome.status !== 'applied') return;
   const detail = { version: outcome.version, by: who.by, message: who.message, ...extra };
   await recordChange(tx, {
-    audit: { type, ...actorColumns(who.actor ?? 'cli'), ownerUserId: null, keyId: null, ip: who.meta?.ip ?? null, userAgent: who.meta?.userAgent ?? null, detail },
+    audit: {
+      type, ...actorColumns(who.actor ?? 'cli'), ownerUserId: null, keyId: null,
+      ip: who.meta?.ip ?? null, userAgent: who.meta?.userAgent ?? null, detail,
+    },
     // A promoted candidate is a policy put in force like an apply.
-    event: { type: type === 'POLICY_ROLLED_BACK' ? 'policy.rolled_back' : 'policy.applied', data: { ...detail, actor: actorOf(who.actor ?? 'cli') } },
+    event: {
+      type: type === 'POLICY_ROLLED_BACK' ? 'policy.rolled_back' : 'policy.applied',
+      data: { ...detail, actor: actorOf(who.actor ?? 'cli') },
+    },
   });
 }
 
@@ -43,7 +57,9 @@ export async function engineOfTexts(t: PolicyTexts, source: string): Promise<Pol
   return (await checkBundle(t, sourceNamed(source))).engine;
 }
 
-export const textsOf = (row: VersionRow | CandidateRow): PolicyTexts => ({ model: row.modelText, policy: row.policyText, scopes: row.scopesText });
+export const textsOf = (row: VersionRow | CandidateRow): PolicyTexts => ({
+  model: row.modelText, policy: row.policyText, scopes: row.scopesText,
+});
 
 /**
  * The one write that puts checked texts in force: the stored lines and scopes become theirs. The
@@ -74,7 +90,10 @@ export async function storeVersion(tx: Client, bundle: PolicyBundle, who: Author
   // Version 0 is what a first start seeded: the first apply stores version 1 whatever it holds.
   if (live && live.version > 0 && live.sha256 === sha256) return { status: 'already-live', version: live.version };
   if (!live) await keepSeedAsVersionZero(tx, texts.model, clock);
-  const version = await insertVersion(tx, { sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes, appliedAt: clock(), appliedBy: who.by, message: who.message });
+  const version = await insertVersion(tx, {
+    sha256, modelText: texts.model, policyText: texts.policy, scopesText: texts.scopes,
+    appliedAt: clock(), appliedBy: who.by, message: who.message,
+  });
   await writeLive(tx, bundle);
   return { status: 'applied', version, rules: bundle.rules.length, scopes: bundle.engine.scopes.list.length };
 }
@@ -116,7 +135,12 @@ export async function keepSeedAsVersionZero(tx: Client, modelText: string, clock
  * and become the live policy as a new version. `keygate policy apply` and rollback come here, and
  * so would an admin console.
  */
-export async function applyPolicy(pool: Pool, texts: PolicyTexts, who: Authorship, opts: { clock?: Clock; source?: string; rollbackTo?: number } = {}): Promise<ApplyOutcome> {
+export async function applyPolicy(
+  pool: Pool,
+  texts: PolicyTexts,
+  who: Authorship,
+  opts: { clock?: Clock; source?: string; rollbackTo?: number } = {},
+): Promise<ApplyOutcome> {
   const bundle = await checkBundle(texts, sourceNamed(opts.source ?? 'policy'));
   return withTransaction(pool, async (tx) => {
     const outcome = await storeVersion(tx, bundle, who, opts.clock ?? systemClock);
@@ -155,14 +179,18 @@ export function createPolicyVersionService({ pool, clock }: { pool: Pool; clock:
     apply: (texts, who, source = 'policy') => applyPolicy(pool, texts, who, { clock, source }),
     async rollback(n, by, actor = {}, message) {
       const row = await version(n);
-      return applyPolicy(pool, textsOf(row), { by, message: message || `rollback to ${n}`, ...actor }, { clock, source: `version ${n}`, rollbackTo: n });
+      const who = { by, message: message || `rollback to ${n}`, ...actor };
+      return applyPolicy(pool, textsOf(row), who, { clock, source: `version ${n}`, rollbackTo: n });
     },
     live: () => findLiveVersion(pool),
     version,
     history: (limit) => listVersions(pool, limit),
     async liveEngine(files) {
       const live = await findLiveVersion(pool);
-      if (live) return { engine: await engineOfTexts(textsOf(live), `live version ${live.version}`), version: live.version, sha256: live.sha256 };
+      if (live) {
+        const engine = await engineOfTexts(textsOf(live), `live version ${live.version}`);
+        return { engine, version: live.version, sha256: live.sha256 };
+      }
       const [rules, scopes] = await Promise.all([readStoredRules(pool), readScopesText(pool)]);
       const catalog = parseScopes(scopes ?? files.scopes, 'the stored scopes');
       return { engine: await createPolicyEngineFromRules(files.model, rules, { scopes: catalog }), version: 0, sha256: null };
