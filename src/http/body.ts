@@ -33,7 +33,10 @@ export async function readBodyText(ctx: Context, maxBytes = MAX_BODY_BYTES, over
 export function zodErrors(error: z.ZodError, root = '(body)'): FieldError[] {
   return error.issues.map((i) => {
     const path = i.path.map(String).join('.');
-    if (i.code === 'unrecognized_keys') return { path: path || root, message: `unknown field${i.keys.length > 1 ? 's' : ''}: ${i.keys.join(', ')}` };
+    if (i.code === 'unrecognized_keys') {
+      const fields = i.keys.length > 1 ? 'fields' : 'field';
+      return { path: path || root, message: `unknown ${fields}: ${i.keys.join(', ')}` };
+    }
     return { path: path || root, message: i.message };
   });
 }
@@ -63,7 +66,9 @@ function protoMember(root: unknown): string | null {
       // The path names the place, not every level of a body nested on purpose.
       return (path.length > 8 ? [path[0], '…', ...path.slice(-2)] : path).join('.');
     }
-    for (const [key, value] of Object.entries(at.value)) if (value !== null && typeof value === 'object') todo.push({ value: value as object, key, parent: at });
+    for (const [key, value] of Object.entries(at.value)) {
+      if (value !== null && typeof value === 'object') todo.push({ value: value as object, key, parent: at });
+    }
   }
   return null;
 }
@@ -83,7 +88,11 @@ export async function parseBody<S extends z.ZodType>(ctx: Context, schema: S): P
     }
   }
   const proto = protoMember(value);
-  if (proto) throw new AppError('VALIDATION_FAILED', `Invalid request body: ${proto} is not a name this server accepts.`, { errors: [{ path: proto, message: '"__proto__" is not a name this server accepts' }] });
+  if (proto) {
+    throw new AppError('VALIDATION_FAILED', `Invalid request body: ${proto} is not a name this server accepts.`, {
+      errors: [{ path: proto, message: '"__proto__" is not a name this server accepts' }],
+    });
+  }
   const result = schema.safeParse(value);
   if (!result.success) throw invalid(result.error, 'request body');
   return result.data;

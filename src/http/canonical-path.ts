@@ -49,7 +49,10 @@ function refuseAsciiLookalikes(decoded: string): void {
     throw unsafe('it percent-encodes bytes that are not UTF-8');
   }
   for (const ch of text) {
-    if (ch.charCodeAt(0) > 0x7f && foldsOntoAscii(ch)) throw unsafe(`U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} reads as ASCII under Unicode case folding or normalization`);
+    if (ch.charCodeAt(0) > 0x7f && foldsOntoAscii(ch)) {
+      const codePoint = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      throw unsafe(`U+${codePoint} reads as ASCII under Unicode case folding or normalization`);
+    }
   }
 }
 
@@ -83,7 +86,9 @@ export function canonicalizeStepByStep(raw: string): string {
     if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw unsafe('it has a malformed percent-encoding');
     const ch = String.fromCharCode(parseInt(hex, 16));
     if (UNRESERVED.test(ch)) decoded += ch;
-    else if (ch === '/' || ch === '\\' || ch === '%' || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) throw unsafe('it encodes a separator or control character');
+    else if (ch === '/' || ch === '\\' || ch === '%' || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) {
+      throw unsafe('it encodes a separator or control character');
+    }
     else decoded += `%${hex.toUpperCase()}`;
     i += 2;
   }

@@ -25,12 +25,16 @@ export function requireValidHost(ctx: GatewayContext): void {
   // first and drop the rest, while a proxy in front or the upstream may read the last: the origin
   // named in the OAuth metadata and checked for DNS rebinding would not be the one that was served.
   if (hostFields(ctx.req.rawHeaders) > 1) {
-    throw new AppError('VALIDATION_FAILED', 'The request carries more than one Host header.', { errors: [{ path: '(host)', message: 'more than one Host header' }] });
+    throw new AppError('VALIDATION_FAILED', 'The request carries more than one Host header.', {
+      errors: [{ path: '(host)', message: 'more than one Host header' }],
+    });
   }
   // An HTTP/1.0 request may omit Host; Node itself refuses an HTTP/1.1 one without it.
   const host = ctx.get('host');
   if (host !== '' && !isValidHost(host)) {
-    throw new AppError('VALIDATION_FAILED', 'The Host header is not a valid host[:port].', { errors: [{ path: '(host)', message: 'not a valid host[:port]' }] });
+    throw new AppError('VALIDATION_FAILED', 'The Host header is not a valid host[:port].', {
+      errors: [{ path: '(host)', message: 'not a valid host[:port]' }],
+    });
   }
 }
 

@@ -38,7 +38,10 @@ export const oauthOperations = {
     method: 'get', path: `${OAUTH_ROUTES.authorization}/:uid`, tag: 'oauth', security: 'public', operationId: 'resumeOAuthAuthorization',
     summary: 'Where the consent step sends the browser back to: answered by redirect to the client',
     ok: { status: 303, schema: null }, problems: ['NOT_FOUND'],
-    answers: { 302: redirect('to the client\'s redirect URI'), 303: redirect('to the client\'s redirect URI'), 400: { ...page, withProblems: true } },
+    answers: {
+      302: redirect('to the client\'s redirect URI'), 303: redirect('to the client\'s redirect URI'),
+      400: { ...page, withProblems: true },
+    },
   },
   consent: {
     method: 'get', path: '/oauth/consent/:uid', tag: 'oauth', security: 'session', operationId: 'showOAuthConsent',
@@ -59,7 +62,8 @@ export const oauthOperations = {
   token: {
     method: 'post', path: OAUTH_ROUTES.token, tag: 'oauth', security: 'public', operationId: 'oauthToken',
     summary: 'RFC 6749 token endpoint: a code (with its PKCE verifier) or a refresh token for tokens',
-    body: s.tokenRequest, bodyRequired: true, bodyContentType: 'application/x-www-form-urlencoded', ok: { status: 200, schema: s.tokenResponse },
+    body: s.tokenRequest, bodyRequired: true, bodyContentType: 'application/x-www-form-urlencoded',
+    ok: { status: 200, schema: s.tokenResponse },
     answers: { 400: oauthError('invalid_grant, invalid_request, invalid_target…'), 401: oauthError('invalid_client') },
   },
   revoke: {

@@ -33,7 +33,9 @@ export const adminKeyList = z.object({
 });
 
 export const scopeList = z.object({
-  scopes: z.array(z.object({ name: z.string(), label: z.string(), description: z.string(), actions: z.array(z.string()), available: z.boolean() })),
+  scopes: z.array(z.object({
+    name: z.string(), label: z.string(), description: z.string(), actions: z.array(z.string()), available: z.boolean(),
+  })),
 });
 export const usage = z.object({
   keyId: id,
@@ -42,7 +44,9 @@ export const usage = z.object({
 });
 
 export const grantList = z.object({
-  grants: z.array(z.object({ id: z.string(), clientId: z.string(), clientName: z.string(), createdAt: instant, lastUsedAt: instant.nullable() })),
+  grants: z.array(z.object({
+    id: z.string(), clientId: z.string(), clientName: z.string(), createdAt: instant, lastUsedAt: instant.nullable(),
+  })),
 });
 
 // The audit log's entries are the console's (every kind, with actor and changes).
@@ -51,7 +55,9 @@ export { auditLog } from './console-schemas.ts';
 const user = z.object({ id, email: z.string(), name: z.string(), role: z.enum(['user', 'admin']) });
 export const userBody = z.object({ user });
 export const session = z.object({
-  session: z.object({ id, kind: z.enum(['session', 'key']), userId: id, activeOrganizationId: id.nullable(), expiresAt: instant.nullable() }),
+  session: z.object({
+    id, kind: z.enum(['session', 'key']), userId: id, activeOrganizationId: id.nullable(), expiresAt: instant.nullable(),
+  }),
   user,
 });
 export const sessions = z.object({ sessions: z.array(z.looseObject({ id, userId: id, expiresAt: instant, current: z.boolean() })) });
@@ -62,7 +68,10 @@ export const activeOrganization = z.object({ activeOrganizationId: id.nullable()
 export const member = z.object({ member: z.looseObject({ role: z.enum(['owner', 'admin', 'member']) }) });
 
 export const health = z.object({ status: z.literal('ok') });
-export const readiness = z.looseObject({ status: z.enum(['ready', 'unavailable']), checks: z.record(z.string(), z.enum(['ok', 'unavailable'])) });
+export const readiness = z.looseObject({
+  status: z.enum(['ready', 'unavailable']),
+  checks: z.record(z.string(), z.enum(['ok', 'unavailable'])),
+});
 export const resourceMetadata = z.looseObject({ resource: z.string(), bearer_methods_supported: z.array(z.string()).optional() });
 export const openApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()) });
 export const jsonRpcError = z.looseObject({
@@ -79,29 +88,36 @@ export const jsonRpcMessage = z.looseObject({
 
 // OAuth answers keep the shapes of their RFCs: the fields below are the ones keygate relies on.
 export const authorizationServerMetadata = z.looseObject({
-  issuer: z.string(), authorization_endpoint: z.string(), token_endpoint: z.string(), registration_endpoint: z.string(), revocation_endpoint: z.string(),
-  response_types_supported: z.array(z.string()), grant_types_supported: z.array(z.string()), code_challenge_methods_supported: z.array(z.string()),
+  issuer: z.string(), authorization_endpoint: z.string(), token_endpoint: z.string(),
+  registration_endpoint: z.string(), revocation_endpoint: z.string(),
+  response_types_supported: z.array(z.string()), grant_types_supported: z.array(z.string()),
+  code_challenge_methods_supported: z.array(z.string()),
   scopes_supported: z.array(z.string()), token_endpoint_auth_methods_supported: z.array(z.string()),
 });
 export const oauthError = z.looseObject({ error: z.string(), error_description: z.string().optional() });
 export const clientMetadata = z.looseObject({
   redirect_uris: z.array(z.string()), client_name: z.string().optional(), application_type: z.enum(['native', 'web']).optional(),
-  token_endpoint_auth_method: z.literal('none').optional(), grant_types: z.array(z.string()).optional(), response_types: z.array(z.string()).optional(),
+  token_endpoint_auth_method: z.literal('none').optional(),
+  grant_types: z.array(z.string()).optional(), response_types: z.array(z.string()).optional(),
 });
 export const clientInformation = clientMetadata.extend({ client_id: z.string(), registration_access_token: z.string().optional() });
 export const tokenRequest = z.looseObject({
-  grant_type: z.enum(['authorization_code', 'refresh_token']), client_id: z.string(), code: z.string().optional(), code_verifier: z.string().optional(),
+  grant_type: z.enum(['authorization_code', 'refresh_token']), client_id: z.string(),
+  code: z.string().optional(), code_verifier: z.string().optional(),
   redirect_uri: z.string().optional(), refresh_token: z.string().optional(), resource: z.string().optional(),
 });
 export const revocationRequest = z.looseObject({ token: z.string(), client_id: z.string(), token_type_hint: z.string().optional() });
 export const tokenResponse = z.looseObject({
-  access_token: z.string(), token_type: z.string(), expires_in: z.int().optional(), refresh_token: z.string().optional(), scope: z.string().optional(),
+  access_token: z.string(), token_type: z.string(), expires_in: z.int().optional(),
+  refresh_token: z.string().optional(), scope: z.string().optional(),
 });
 export const jwks = z.looseObject({ keys: z.array(z.looseObject({})) });
 export const authorizationQuery = z.object({
-  response_type: z.literal('code'), client_id: z.string().describe('A registered client id, or the https URL of the client\'s metadata document'),
+  response_type: z.literal('code'),
+  client_id: z.string().describe('A registered client id, or the https URL of the client\'s metadata document'),
   redirect_uri: z.string(), code_challenge: z.string(), code_challenge_method: z.literal('S256'),
-  scope: z.string().optional().describe('Always taken as mcp, the one scope there is'), state: z.string().optional(), resource: z.string().optional(),
+  scope: z.string().optional().describe('Always taken as mcp, the one scope there is'),
+  state: z.string().optional(), resource: z.string().optional(),
 });
 
 export const mcpRefusal = z.object({ error: z.literal('invalid_token'), error_description: z.string() });

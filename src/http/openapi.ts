@@ -28,18 +28,26 @@ type Json = Record<string, unknown>;
 // Any route can answer these: a path that cannot be made canonical (400), a key that does not
 // authenticate or is over its quota (401, 429), a refusal by the policy or a cross-origin cookie
 // write (403), a store that does not answer (503).
-const EVERY_ROUTE: ErrorCode[] = ['VALIDATION_FAILED', 'UNAUTHENTICATED', 'INVALID_API_KEY', 'FORBIDDEN', 'QUOTA_EXCEEDED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'];
+const EVERY_ROUTE: ErrorCode[] = [
+  'VALIDATION_FAILED', 'UNAUTHENTICATED', 'INVALID_API_KEY', 'FORBIDDEN', 'QUOTA_EXCEEDED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE',
+];
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
   return rest;
 }
 
+/** A path as an operation id's tail: `/admin/api-keys/{id}` reads `AdminApiKeysId`. */
+const camelPath = (path: string) => path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''));
+
 function parameters(op: Operation, path: string): Json[] {
-  const params: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
+  const params: Json[] = [...path.matchAll(/\{(\w+)\}/g)]
+    .map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
   if (op.query) {
     const q = jsonSchema(op.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
-    for (const [name, schema] of Object.entries(q.properties ?? {})) params.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+    for (const [name, schema] of Object.entries(q.properties ?? {})) {
+      params.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+    }
   }
   return params;
 }
@@ -48,17 +56,22 @@ function responses(op: Operation): Json {
   const out: Json = {};
   out[String(op.ok.status)] = op.ok.schema
     ? { description: 'Success', content: { [op.ok.contentType ?? 'application/json']: { schema: jsonSchema(op.ok.schema, 'output') } } }
-    : op.ok.contentType ? { description: 'Success', content: { [op.ok.contentType]: { schema: { type: 'string' } } } } : { description: 'Success, no body' };
+    : op.ok.contentType
+      ? { description: 'Success', content: { [op.ok.contentType]: { schema: { type: 'string' } } } }
+      : { description: 'Success, no body' };
   const alsoContent = op.also ? { 'application/json': { schema: jsonSchema(op.also.schema, 'output') } } : {};
   if (op.also) out[String(op.also.status)] = { description: op.also.description, content: alsoContent };
-  const codes = [...new Set([...EVERY_ROUTE, ...(op.body ? ['PAYLOAD_TOO_LARGE' as const, 'REQUEST_TIMEOUT' as const] : []), ...(op.problems ?? [])])];
+  const bodyCodes: ErrorCode[] = op.body ? ['PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT'] : [];
+  const codes = [...new Set([...EVERY_ROUTE, ...bodyCodes, ...(op.problems ?? [])])];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const c of codes) byStatus.set(statusOfCode(c), [...(byStatus.get(statusOfCode(c)) ?? []), c]);
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     const schema = jsonSchema(s.problem, 'output') as { properties: Json };
     schema.properties = { ...schema.properties, code: { type: 'string', enum: list }, status: { type: 'integer', const: status } };
     // A status that is both a plain answer and a problem (readiness while the process shuts down) lists both.
-    const plain = op.also?.status === status ? { description: `${op.also.description}; or ${list.join(', ')}`, content: alsoContent } : { description: list.join(', '), content: {} };
+    const plain = op.also?.status === status
+      ? { description: `${op.also.description}; or ${list.join(', ')}`, content: alsoContent }
+      : { description: list.join(', '), content: {} };
     out[String(status)] = { description: plain.description, content: { ...plain.content, 'application/problem+json': { schema } } };
   }
   for (const [status, answer] of Object.entries(op.answers ?? {})) {
@@ -85,7 +98,8 @@ function operations(config: Pick<Config, 'surface'>): Operation[] {
   const { paths, variant } = config.surface;
   const underPrefix: Operation[] = [
     ...Object.values(authOperations), ...Object.values(apiKeyOperations(variant)), ...Object.values(keyLifeOperations(variant)),
-    ...Object.values(scopeOperations), ...Object.values(adminOperations), ...Object.values(consoleOperations), ...Object.values(oauthGrantOperations), ...Object.values(openApiOperations),
+    ...Object.values(scopeOperations), ...Object.values(adminOperations), ...Object.values(consoleOperations),
+    ...Object.values(oauthGrantOperations), ...Object.values(openApiOperations),
     ...Object.values(webhookOperations), ...Object.values(secretScanningOperations), ...Object.values(leakedKeyOperations),
   ];
   return [
@@ -118,15 +132,20 @@ function pageOperation(method: string, path: string): Json {
   const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
   const html = { 'text/html': { schema: { type: 'string' } } };
   return {
-    summary: method === 'get' ? 'A page for people (HTML), or one of its assets' : 'A form of a page: answered by a redirect, or the page again with what was wrong',
+    summary: method === 'get'
+      ? 'A page for people (HTML), or one of its assets'
+      : 'A form of a page: answered by a redirect, or the page again with what was wrong',
     tags: ['pages'],
-    operationId: `${method}Page${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    operationId: `${method}Page${camelPath(path)}`,
     security: [{ session: [] }, {}],
     ...(params.length ? { parameters: params } : {}),
     responses: {
       ...(method === 'get' ? { 200: { description: 'The page', content: html } } : {}),
       303: { description: 'On to the next page' },
-      default: { description: 'A redirect to sign in, a page saying what went wrong, or a problem', content: { ...html, 'application/problem+json': { schema: jsonSchema(s.problem, 'output') } } },
+      default: {
+        description: 'A redirect to sign in, a page saying what went wrong, or a problem',
+        content: { ...html, 'application/problem+json': { schema: jsonSchema(s.problem, 'output') } },
+      },
     },
   };
 }
@@ -143,13 +162,16 @@ export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>, serv
     // The router's `:id` is OpenAPI's `{id}`.
     const path = op.path.replace(/:(\w+)/g, '{$1}');
     paths[path] ??= {};
+    const bodyType = op.bodyContentType ?? 'application/json';
     paths[path][op.method] = {
       summary: op.summary,
       tags: [op.tag],
-      operationId: op.operationId ?? `${op.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      operationId: op.operationId ?? `${op.method}${camelPath(path)}`,
       security: security[op.security ?? 'caller'],
       ...(op.query || /\{/.test(path) ? { parameters: parameters(op, path) } : {}),
-      ...(op.body ? { requestBody: { required: op.bodyRequired ?? false, content: { [op.bodyContentType ?? 'application/json']: { schema: jsonSchema(op.body, 'input') } } } } : {}),
+      ...(op.body
+        ? { requestBody: { required: op.bodyRequired ?? false, content: { [bodyType]: { schema: jsonSchema(op.body, 'input') } } } }
+        : {}),
       responses: responses(op),
       // A status answered otherwise (the MCP endpoint's OAuth-form 401) carries no problem code.
       'x-problem-codes': [...new Set([...EVERY_ROUTE, ...(op.problems ?? [])])].filter((c) => !op.answers?.[statusOfCode(c)]),
@@ -168,7 +190,12 @@ export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>, serv
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'keygate', version: '0.1.0', description: 'The routes the gateway serves itself. Every other path under the prefix is decided by the access policy and forwarded upstream. Errors are RFC 9457 problems; `code` is stable.' },
+    info: {
+      title: 'keygate',
+      version: '0.1.0',
+      description: 'The routes the gateway serves itself. Every other path under the prefix is decided by the access policy '
+        + 'and forwarded upstream. Errors are RFC 9457 problems; `code` is stable.',
+    },
     ...(config.publicUrl ? { servers: [{ url: config.publicUrl.replace(/\/$/, '') }] } : {}),
     tags: [
       ...(Object.keys(TAGS) as Operation['tag'][]).filter((t) => used.has(t)).map((name) => ({ name, description: TAGS[name] })),
@@ -178,7 +205,11 @@ export function buildOpenApi(config: Pick<Config, 'surface' | 'publicUrl'>, serv
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'keygate_session' },
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API key, or an access token this gateway issued by OAuth; on the MCP endpoint only' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key, or an access token this gateway issued by OAuth; on the MCP endpoint only',
+        },
       },
     },
     paths,

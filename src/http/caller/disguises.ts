@@ -24,7 +24,10 @@ const PERCENT = /%[0-9A-Fa-f]{2}/;
 const ESCAPE = /\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4})/;
 
 const percentDecoded = (text: string) => text.replace(/%([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-const escapesDecoded = (text: string) => text.replace(/\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))/g, (_, x?: string, u?: string) => String.fromCharCode(parseInt(x ?? u ?? '0', 16)));
+const escapesDecoded = (text: string) => text.replace(
+  /\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))/g,
+  (_, x?: string, u?: string) => String.fromCharCode(parseInt(x ?? u ?? '0', 16)),
+);
 
 /** What each wrapping this screen knows could have made of `text`, one layer undone. */
 function unwrapped(text: string): string[] {
@@ -37,7 +40,9 @@ function unwrapped(text: string): string[] {
     for (let skip = 0; skip < 2; skip++) out.push(Buffer.from(run.slice(skip), 'hex').toString('latin1'));
   }
   for (const [run] of text.matchAll(BASE64_RUN)) {
-    for (let skip = 0; skip < 4 && run.length - skip >= MIN_BASE64; skip++) out.push(Buffer.from(run.slice(skip), 'base64').toString('latin1'));
+    for (let skip = 0; skip < 4 && run.length - skip >= MIN_BASE64; skip++) {
+      out.push(Buffer.from(run.slice(skip), 'base64').toString('latin1'));
+    }
   }
   return out;
 }

@@ -23,9 +23,15 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export const looksLikeKey = (value: string, prefix: string): boolean => value.startsWith(prefix) && hasValidChecksum(value);
 
 // One answer for every reason, as for keys: telling them apart would confirm a token existed.
-const invalidToken = () => new AppError('INVALID_API_KEY', 'The access token is not valid: unknown, expired or revoked, or its owner cannot sign in.');
+const invalidToken = () =>
+  new AppError('INVALID_API_KEY', 'The access token is not valid: unknown, expired or revoked, or its owner cannot sign in.');
 
-export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, unknownTokens: UnknownTokenScreen, config: Pick<Config, 'surface' | 'apiKeys'>): Resolver {
+export function oauthTokenResolver(
+  oauth: OAuthHolder,
+  grants: GrantService,
+  unknownTokens: UnknownTokenScreen,
+  config: Pick<Config, 'surface' | 'apiKeys'>,
+): Resolver {
   const mcpPath = config.surface.paths.mcp;
   const keyPrefix = keysOn(config)?.prefix ?? null;
   // Not mine is answered at once (every request that is not a token on the MCP endpoint).
@@ -48,7 +54,10 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, unk
     const found = await live.provider.AccessToken.find(value);
     unknownTokens.looked(value, found !== undefined);
     const token: IssuedToken | null = found?.grantId && found.accountId
-      ? { grantId: found.grantId, accountId: found.accountId, scopes: (found.scope ?? '').split(' '), audience: ([] as string[]).concat(found.aud ?? []) }
+      ? {
+        grantId: found.grantId, accountId: found.accountId,
+        scopes: (found.scope ?? '').split(' '), audience: ([] as string[]).concat(found.aud ?? []),
+      }
       : null;
     const result = await grants.verify(token, live.resource);
     if (result.status !== 'valid') throw invalidToken();
@@ -56,7 +65,10 @@ export function oauthTokenResolver(oauth: OAuthHolder, grants: GrantService, unk
     return {
       kind: 'grant',
       user: owner,
-      grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName, permissions: MCP_ONLY, requestQuota: grant.requestQuota, rateLimits: grant.rateLimits },
+      grant: {
+        id: grant.id, clientId: grant.clientId, clientName: grant.clientName,
+        permissions: MCP_ONLY, requestQuota: grant.requestQuota, rateLimits: grant.rateLimits,
+      },
     } satisfies Caller;
   }
 }

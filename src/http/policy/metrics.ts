@@ -30,7 +30,9 @@ export function policyMetrics(registry: Registry, version: () => number, observe
     registers: [registry],
     collect() {
       this.reset();
-      for (const d of observer.divergenceCounts()) this.inc({ live_rule: d.liveRule, shadow_rule: d.shadowRule, outcome: d.outcome }, d.count);
+      for (const d of observer.divergenceCounts()) {
+        this.inc({ live_rule: d.liveRule, shadow_rule: d.shadowRule, outcome: d.outcome }, d.count);
+      }
     },
   });
 }

@@ -33,7 +33,8 @@ export function callerSlots(max: number): CallerSlots {
       if (holder === null) return () => {};
       const now = inUse.get(holder) ?? 0;
       if (now >= max) {
-        throw new AppError('TOO_MANY_CONCURRENT', `This caller already has ${max} requests in progress; wait for one to finish.`, {}, { retryAfterSeconds: 1 });
+        const detail = `This caller already has ${max} requests in progress; wait for one to finish.`;
+        throw new AppError('TOO_MANY_CONCURRENT', detail, {}, { retryAfterSeconds: 1 });
       }
       inUse.set(holder, now + 1);
       total++;

@@ -19,6 +19,7 @@ export function contentRoute(upstream: Upstream | null, contentApiKey: string | 
       throw new AppError('UNAUTHENTICATED', 'The content route needs the shared key in the X-Content-Api-Key header.');
     }
     if (!upstream) throw new AppError('NOT_FOUND', 'No such route.');
-    relay(ctx, await upstream.send({ method: ctx.method, path: ctx.path + ctx.search, headers: forwardHeaders(ctx.req.headers, { kind: 'anonymous' }, () => []) }));
+    const headers = forwardHeaders(ctx.req.headers, { kind: 'anonymous' }, () => []);
+    relay(ctx, await upstream.send({ method: ctx.method, path: ctx.path + ctx.search, headers }));
   };
 }

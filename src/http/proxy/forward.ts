@@ -38,9 +38,16 @@ function goneBeforeAnswer(ctx: GatewayContext): void {
   ctx.respond = false;
 }
 
-const hasBody = (ctx: GatewayContext) => (ctx.get('content-length') !== '' && ctx.get('content-length') !== '0') || ctx.get('transfer-encoding') !== '';
+const hasBody = (ctx: GatewayContext) =>
+  (ctx.get('content-length') !== '' && ctx.get('content-length') !== '0') || ctx.get('transfer-encoding') !== '';
 
-export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, servedHere: (path: string) => boolean, spell: PermissionSpelling, limits: ForwardLimits) {
+export function forwardUpstream(
+  upstream: Upstream | null,
+  apiPrefix: string,
+  servedHere: (path: string) => boolean,
+  spell: PermissionSpelling,
+  limits: ForwardLimits,
+) {
   const slots = limits.slots ?? callerSlots(limits.maxConcurrentPerCaller);
 
   async function exchange(ctx: GatewayContext, up: Upstream): Promise<UpstreamAnswer> {
@@ -64,7 +71,10 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
     }
     // A body that trickles in without ever going quiet is bounded too; a stall while the upstream
     // is not reading what it was sent is the upstream's.
-    startDeadline(() => (body && !body.complete() && !body.waitingOnUpstream() ? requestTimeout(`The request body did not arrive within ${duration(limits.timeoutMs)}.`) : gatewayTimeout()));
+    const overdue = () => (body && !body.complete() && !body.waitingOnUpstream()
+      ? requestTimeout(`The request body did not arrive within ${duration(limits.timeoutMs)}.`)
+      : gatewayTimeout());
+    startDeadline(overdue);
     const onClose = () => {
       if (!ctx.res.writableEnded) end(new ClientGone());
     };
@@ -75,7 +85,9 @@ export function forwardUpstream(upstream: Upstream | null, apiPrefix: string, se
       return await up.send({
         method: ctx.method,
         path: ctx.path + ctx.search,
-        headers: forwardHeaders(ctx.req.headers, ctx.state.caller, spell, { 'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol }),
+        headers: forwardHeaders(ctx.req.headers, ctx.state.caller, spell, {
+          'x-forwarded-for': ctx.ip, 'x-forwarded-host': ctx.host, 'x-forwarded-proto': ctx.protocol,
+        }),
         body: body?.stream,
         signal: ended,
       });

@@ -86,7 +86,12 @@ export type HeaderList = [name: string, value: string][];
  * The headers to send upstream: the gateway's own (`first`, then identity) lead the list, so an
  * upstream that keeps only its first N fields still hears who is calling.
  */
-export function forwardHeaders(incoming: IncomingHttpHeaders, caller: Caller, spell: PermissionSpelling, first: Record<string, string> = {}): HeaderList {
+export function forwardHeaders(
+  incoming: IncomingHttpHeaders,
+  caller: Caller,
+  spell: PermissionSpelling,
+  first: Record<string, string> = {},
+): HeaderList {
   const out: HeaderList = [...Object.entries(first), ...Object.entries(identityHeaders(caller, spell))];
   const listed = connectionListed(incoming);
   for (const [name, value] of Object.entries(incoming)) {

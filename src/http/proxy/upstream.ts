@@ -205,7 +205,9 @@ export function createUpstream(url: string, opts: UpstreamOptions): Upstream {
   const basePath = base.pathname.replace(/\/$/, '');
   // undici's own timers are the backstop for callers that bring no deadline of their own (MCP tools,
   // the content route); the forwarder's deadline also covers the time spent sending the body.
-  const pool = new UndiciPool(base.origin, { connections: 128, keepAliveTimeout: 10_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
+  const pool = new UndiciPool(base.origin, {
+    connections: 128, keepAliveTimeout: 10_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs,
+  });
   return {
     send({ method, path, headers, body, signal }) {
       return new Promise<UpstreamAnswer>((resolve, reject) => {

@@ -9,10 +9,14 @@ import type { KeyVariant } from '../../config.ts';
 import { requestMeta } from './auth.ts';
 import { requireUser } from './callers.ts';
 
-export const name = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters').regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
+export const name = z.string().trim()
+  .min(1, 'must not be empty')
+  .max(64, 'at most 64 characters')
+  .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
 // Only the shape is checked here; which scopes and actions exist is the policy's scopes file, read
 // by the key service at the time of the create.
-const permissions = z.record(z.string().max(64), z.array(z.string().max(64)).max(32)).refine((p) => Object.keys(p).length <= 64, 'at most 64 scopes');
+const permissions = z.record(z.string().max(64), z.array(z.string().max(64)).max(32))
+  .refine((p) => Object.keys(p).length <= 64, 'at most 64 scopes');
 // Every instant keygate answers is RFC 3339 with a four-digit year, so one it accepts must fit:
 // "9999-12-31T23:59:59-23:59" is year 10000 in UTC, and "0000-01-01T00:00:00+00:01" year -1.
 const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
@@ -22,10 +26,15 @@ const instant = z.iso.datetime({ offset: true })
 // Expiry at creation: seconds from now, or an instant; "not both" and the bounds that
 // depend on the clock and maxLifetimeDays are the service's (services/keys/expiry.ts).
 const expiry = {
-  expiresIn: z.number().int().min(3600, 'must be at least 3600 seconds').max(31_536_000, 'must be at most 31536000 seconds (a year)').optional(),
+  expiresIn: z.number().int()
+    .min(3600, 'must be at least 3600 seconds')
+    .max(31_536_000, 'must be at most 31536000 seconds (a year)')
+    .optional(),
   expiresAt: instant.optional(),
 };
-export const createBodyA = z.object({ name, ai: z.boolean().optional(), mcp: z.boolean().optional(), permissions: permissions.optional(), ...expiry }).strict();
+export const createBodyA = z.object({
+  name, ai: z.boolean().optional(), mcp: z.boolean().optional(), permissions: permissions.optional(), ...expiry,
+}).strict();
 export const createBodyB = z.object({ name, ...expiry }).strict();
 
 // The auth layer's own key endpoints take the id in the body or query, better-auth style.
@@ -45,14 +54,41 @@ export function apiKeyOperations(variant: KeyVariant) {
   const createBody = variant === 'A' ? createBodyA : createBodyB;
   const sessionOnlyA = variant === 'A' ? 'session' : 'caller';
   return {
-    list: { method: 'get', path: '/api-keys', tag: 'keys', summary: 'Own keys, newest first; revoked and retired keys left out', ok: { status: 200, schema: s.keyList }, problems: KEY_ROUTE },
-    create: { method: 'post', path: '/api-keys', tag: 'keys', summary: 'Create a key; the plaintext is in the answer once', body: createBody, ok: { status: 201, schema: s.createdApiKey }, problems: [...KEY_ROUTE, 'FEATURE_DISABLED', 'API_KEY_LIMIT', 'API_KEY_DAILY_LIMIT'], security: sessionOnlyA },
-    revoke: { method: 'delete', path: '/api-keys/:id', tag: 'keys', summary: 'Revoke an own key', ok: { status: 204, schema: null }, problems: KEY_ROUTE, security: sessionOnlyA },
-    authCreate: { method: 'post', path: '/auth/api-key/create', tag: 'auth', summary: 'Create a key (Variant B only; Variant A answers 403)', body: createBody, ok: { status: 201, schema: s.createdApiKey }, problems: [...KEY_ROUTE, 'FEATURE_DISABLED'] },
-    authUpdate: { method: 'post', path: '/auth/api-key/update', tag: 'auth', summary: 'Rename, disable or set the expiry of an own key', body: updateBody, ok: { status: 200, schema: s.apiKey }, problems: KEY_ROUTE, security: 'session' },
-    authDelete: { method: 'post', path: '/auth/api-key/delete', tag: 'auth', summary: 'Revoke an own key (Variant B only)', body: deleteBody, ok: { status: 204, schema: null }, problems: KEY_ROUTE },
-    authGet: { method: 'get', path: '/auth/api-key/get', tag: 'auth', summary: 'One own key', query: getQuery, ok: { status: 200, schema: s.apiKey }, problems: KEY_ROUTE },
-    authList: { method: 'get', path: '/auth/api-key/list', tag: 'auth', summary: 'Own keys', ok: { status: 200, schema: s.keyList }, problems: KEY_ROUTE },
+    list: {
+      method: 'get', path: '/api-keys', tag: 'keys',
+      summary: 'Own keys, newest first; revoked and retired keys left out', ok: { status: 200, schema: s.keyList }, problems: KEY_ROUTE,
+    },
+    create: {
+      method: 'post', path: '/api-keys', tag: 'keys',
+      summary: 'Create a key; the plaintext is in the answer once', body: createBody, ok: { status: 201, schema: s.createdApiKey },
+      problems: [...KEY_ROUTE, 'FEATURE_DISABLED', 'API_KEY_LIMIT', 'API_KEY_DAILY_LIMIT'], security: sessionOnlyA,
+    },
+    revoke: {
+      method: 'delete', path: '/api-keys/:id', tag: 'keys',
+      summary: 'Revoke an own key', ok: { status: 204, schema: null }, problems: KEY_ROUTE, security: sessionOnlyA,
+    },
+    authCreate: {
+      method: 'post', path: '/auth/api-key/create', tag: 'auth',
+      summary: 'Create a key (Variant B only; Variant A answers 403)', body: createBody, ok: { status: 201, schema: s.createdApiKey },
+      problems: [...KEY_ROUTE, 'FEATURE_DISABLED'],
+    },
+    authUpdate: {
+      method: 'post', path: '/auth/api-key/update', tag: 'auth',
+      summary: 'Rename, disable or set the expiry of an own key', body: updateBody, ok: { status: 200, schema: s.apiKey },
+      problems: KEY_ROUTE, security: 'session',
+    },
+    authDelete: {
+      method: 'post', path: '/auth/api-key/delete', tag: 'auth',
+      summary: 'Revoke an own key (Variant B only)', body: deleteBody, ok: { status: 204, schema: null }, problems: KEY_ROUTE,
+    },
+    authGet: {
+      method: 'get', path: '/auth/api-key/get', tag: 'auth',
+      summary: 'One own key', query: getQuery, ok: { status: 200, schema: s.apiKey }, problems: KEY_ROUTE,
+    },
+    authList: {
+      method: 'get', path: '/auth/api-key/list', tag: 'auth',
+      summary: 'Own keys', ok: { status: 200, schema: s.keyList }, problems: KEY_ROUTE,
+    },
   } satisfies Record<string, Operation>;
 }
 

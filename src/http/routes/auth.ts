@@ -11,13 +11,17 @@ import { requireSessionCaller, requireUser } from './callers.ts';
 
 export const email = z.string().trim().toLowerCase().pipe(z.email()).pipe(z.string().max(254));
 // Text that lands in the database: PostgreSQL refuses NUL, and control characters have no place in a name.
-export const text = (max: number) => z.string().trim().min(1).max(max).regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
+export const text = (max: number) =>
+  z.string().trim().min(1).max(max).regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
 export const signUpBody = z.object({ email, password: passwordRule, name: text(100) }).strict();
 export const signInBody = z.object({ email: z.string().trim().max(254), password: z.string().max(1024) }).strict();
 export const revokeSessionBody = z.object({ sessionId: z.uuid() }).strict();
 export const changePasswordBody = z.object({ currentPassword: z.string().max(1024), newPassword: passwordRule }).strict();
 export const deleteUserBody = z.object({ password: z.string().max(1024) }).strict();
-export const createOrgBody = z.object({ name: text(100), slug: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lowercase letters, digits and "-"') }).strict();
+export const createOrgBody = z.object({
+  name: text(100),
+  slug: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'lowercase letters, digits and "-"'),
+}).strict();
 export const setActiveBody = z.object({ organizationId: z.uuid().nullable() }).strict();
 
 export const requestMeta = (ctx: GatewayContext): RequestMeta => ({ ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null });
@@ -25,18 +29,60 @@ export const requestMeta = (ctx: GatewayContext): RequestMeta => ({ ip: ctx.ip |
 const signOutBody = z.object({}).strict();
 
 export const authOperations = {
-  signUp: { method: 'post', path: '/auth/sign-up/email', tag: 'auth', summary: 'Create an account and sign in', body: signUpBody, ok: { status: 201, schema: s.userBody }, problems: ['EMAIL_TAKEN'], security: 'public' },
-  signIn: { method: 'post', path: '/auth/sign-in/email', tag: 'auth', summary: 'Sign in', body: signInBody, ok: { status: 200, schema: s.userBody }, problems: ['INVALID_CREDENTIALS', 'USER_BANNED', 'TOO_MANY_ATTEMPTS'], security: 'public' },
-  signOut: { method: 'post', path: '/auth/sign-out', tag: 'auth', summary: 'Sign out', ok: { status: 204, schema: null }, security: 'session' },
-  getSession: { method: 'get', path: '/auth/get-session', tag: 'auth', summary: 'The caller and their session or key', ok: { status: 200, schema: s.session } },
-  listSessions: { method: 'get', path: '/auth/list-sessions', tag: 'auth', summary: "The caller's sessions", ok: { status: 200, schema: s.sessions }, security: 'session' },
-  revokeSession: { method: 'post', path: '/auth/revoke-session', tag: 'auth', summary: 'End one of the sessions', body: revokeSessionBody, ok: { status: 204, schema: null }, problems: ['NOT_FOUND'], security: 'session' },
-  changePassword: { method: 'post', path: '/auth/change-password', tag: 'auth', summary: 'Change the password', body: changePasswordBody, ok: { status: 204, schema: null }, problems: ['INVALID_CREDENTIALS'], security: 'session' },
-  deleteUser: { method: 'post', path: '/auth/delete-user', tag: 'auth', summary: 'Delete the account and every key', body: deleteUserBody, ok: { status: 204, schema: null }, problems: ['INVALID_CREDENTIALS'], security: 'session' },
-  createOrganization: { method: 'post', path: '/auth/organization/create', tag: 'auth', summary: 'Create an organization', body: createOrgBody, ok: { status: 201, schema: s.organizationBody }, problems: ['NOT_FOUND'], security: 'session' },
-  setActiveOrganization: { method: 'post', path: '/auth/organization/set-active', tag: 'auth', summary: 'Choose the active organization', body: setActiveBody, ok: { status: 200, schema: s.activeOrganization }, security: 'session' },
-  listOrganizations: { method: 'get', path: '/auth/organization/list', tag: 'auth', summary: "The caller's organizations", ok: { status: 200, schema: s.organizations } },
-  activeMember: { method: 'get', path: '/auth/organization/get-active-member', tag: 'auth', summary: 'Membership in the active organization', ok: { status: 200, schema: s.member }, problems: ['NOT_FOUND'] },
+  signUp: {
+    method: 'post', path: '/auth/sign-up/email', tag: 'auth',
+    summary: 'Create an account and sign in', body: signUpBody, ok: { status: 201, schema: s.userBody }, problems: ['EMAIL_TAKEN'],
+    security: 'public',
+  },
+  signIn: {
+    method: 'post', path: '/auth/sign-in/email', tag: 'auth',
+    summary: 'Sign in', body: signInBody, ok: { status: 200, schema: s.userBody },
+    problems: ['INVALID_CREDENTIALS', 'USER_BANNED', 'TOO_MANY_ATTEMPTS'], security: 'public',
+  },
+  signOut: {
+    method: 'post', path: '/auth/sign-out', tag: 'auth',
+    summary: 'Sign out', ok: { status: 204, schema: null }, security: 'session',
+  },
+  getSession: {
+    method: 'get', path: '/auth/get-session', tag: 'auth',
+    summary: 'The caller and their session or key', ok: { status: 200, schema: s.session },
+  },
+  listSessions: {
+    method: 'get', path: '/auth/list-sessions', tag: 'auth',
+    summary: "The caller's sessions", ok: { status: 200, schema: s.sessions }, security: 'session',
+  },
+  revokeSession: {
+    method: 'post', path: '/auth/revoke-session', tag: 'auth',
+    summary: 'End one of the sessions', body: revokeSessionBody, ok: { status: 204, schema: null }, problems: ['NOT_FOUND'],
+    security: 'session',
+  },
+  changePassword: {
+    method: 'post', path: '/auth/change-password', tag: 'auth',
+    summary: 'Change the password', body: changePasswordBody, ok: { status: 204, schema: null }, problems: ['INVALID_CREDENTIALS'],
+    security: 'session',
+  },
+  deleteUser: {
+    method: 'post', path: '/auth/delete-user', tag: 'auth',
+    summary: 'Delete the account and every key', body: deleteUserBody, ok: { status: 204, schema: null }, problems: ['INVALID_CREDENTIALS'],
+    security: 'session',
+  },
+  createOrganization: {
+    method: 'post', path: '/auth/organization/create', tag: 'auth',
+    summary: 'Create an organization', body: createOrgBody, ok: { status: 201, schema: s.organizationBody }, problems: ['NOT_FOUND'],
+    security: 'session',
+  },
+  setActiveOrganization: {
+    method: 'post', path: '/auth/organization/set-active', tag: 'auth',
+    summary: 'Choose the active organization', body: setActiveBody, ok: { status: 200, schema: s.activeOrganization }, security: 'session',
+  },
+  listOrganizations: {
+    method: 'get', path: '/auth/organization/list', tag: 'auth',
+    summary: "The caller's organizations", ok: { status: 200, schema: s.organizations },
+  },
+  activeMember: {
+    method: 'get', path: '/auth/organization/get-active-member', tag: 'auth',
+    summary: 'Membership in the active organization', ok: { status: 200, schema: s.member }, problems: ['NOT_FOUND'],
+  },
 } satisfies Record<string, Operation>;
 
 export interface AuthRoutesDeps { accounts: AccountService; signUp: boolean; secureCookies: boolean }
@@ -73,10 +119,13 @@ export function authRoutes({ accounts, signUp, secureCookies }: AuthRoutesDeps):
   serve(router, ops.getSession, async (ctx) => {
     const caller = requireUser(ctx);
     const { id, email, name, role } = caller.user;
-    ctx.body =
-      caller.kind === 'session'
-        ? { session: { id: caller.session.id, kind: 'session', userId: id, activeOrganizationId: caller.session.activeOrganizationId, expiresAt: caller.session.expiresAt }, user: { id, email, name, role } }
-        : { session: { id: caller.key.id, kind: 'key', userId: id, activeOrganizationId: null, expiresAt: caller.key.expiresAt }, user: { id, email, name, role } };
+    const session = caller.kind === 'session'
+      ? {
+        id: caller.session.id, kind: 'session', userId: id,
+        activeOrganizationId: caller.session.activeOrganizationId, expiresAt: caller.session.expiresAt,
+      }
+      : { id: caller.key.id, kind: 'key', userId: id, activeOrganizationId: null, expiresAt: caller.key.expiresAt };
+    ctx.body = { session, user: { id, email, name, role } };
   });
 
   serve(router, ops.listSessions, async (ctx) => {

@@ -10,12 +10,24 @@ export interface Probe { name: string; check(): Promise<void> }
 /** Served outside the API prefix, at the root. */
 export const healthOperations = {
   live: { method: 'get', path: '/healthz', tag: 'meta', summary: 'Liveness', ok: { status: 200, schema: s.health }, security: 'public' },
-  ready: { method: 'get', path: '/readyz', tag: 'meta', summary: 'Readiness of PostgreSQL and, when configured, Redis (503 when not ready)', ok: { status: 200, schema: s.readiness }, also: { status: 503, schema: s.readiness, description: 'Not ready: the checks say which store does not answer' }, security: 'public' },
-  metrics: { method: 'get', path: '/metrics', tag: 'meta', summary: 'Prometheus metrics', ok: { status: 200, schema: z.string(), contentType: 'text/plain' }, security: 'public' },
+  ready: {
+    method: 'get', path: '/readyz', tag: 'meta', summary: 'Readiness of PostgreSQL and, when configured, Redis (503 when not ready)',
+    ok: { status: 200, schema: s.readiness },
+    also: { status: 503, schema: s.readiness, description: 'Not ready: the checks say which store does not answer' },
+    security: 'public',
+  },
+  metrics: {
+    method: 'get', path: '/metrics', tag: 'meta', summary: 'Prometheus metrics',
+    ok: { status: 200, schema: z.string(), contentType: 'text/plain' }, security: 'public',
+  },
 } satisfies Record<string, Operation>;
 
 /** Liveness answers while the process runs; readiness asks PostgreSQL and, when configured, Redis. */
-export function healthRoutes({ probes, registry, readiness }: { probes: Probe[]; registry: Registry; readiness?: () => Record<string, unknown> }): Router<GatewayState> {
+export function healthRoutes({ probes, registry, readiness }: {
+  probes: Probe[];
+  registry: Registry;
+  readiness?: () => Record<string, unknown>;
+}): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   serve(router, healthOperations.live, (ctx) => {
     ctx.body = { status: 'ok' };

@@ -25,9 +25,20 @@ export interface KeyLifeRoutesDeps { rotation: RotationService; usage: UsageServ
 /** Under Variant A only a session may rotate, as only a session may create. */
 export function keyLifeOperations(variant: KeyVariant) {
   return {
-    rotate: { method: 'post', path: '/api-keys/:id/rotate', tag: 'keys', summary: 'Issue a successor; the old key works until the grace period ends', body: rotateBody, ok: { status: 201, schema: s.createdApiKey }, problems: [...KEY_ROUTE, 'API_KEY_DAILY_LIMIT'], security: variant === 'A' ? 'session' : 'caller' },
-    usage: { method: 'get', path: '/api-keys/:id/usage', tag: 'keys', summary: 'Daily requests and refusals of an own key, oldest first', query: usageQuery, ok: { status: 200, schema: s.usage }, problems: KEY_ROUTE },
-    adminUsage: { method: 'get', path: '/admin/api-keys/:id/usage', tag: 'admin', summary: "Daily requests and refusals of any user's key", query: usageQuery, ok: { status: 200, schema: s.usage }, problems: KEY_ROUTE, security: 'admin' },
+    rotate: {
+      method: 'post', path: '/api-keys/:id/rotate', tag: 'keys',
+      summary: 'Issue a successor; the old key works until the grace period ends',
+      body: rotateBody, ok: { status: 201, schema: s.createdApiKey }, problems: [...KEY_ROUTE, 'API_KEY_DAILY_LIMIT'],
+      security: variant === 'A' ? 'session' : 'caller',
+    },
+    usage: {
+      method: 'get', path: '/api-keys/:id/usage', tag: 'keys', summary: 'Daily requests and refusals of an own key, oldest first',
+      query: usageQuery, ok: { status: 200, schema: s.usage }, problems: KEY_ROUTE,
+    },
+    adminUsage: {
+      method: 'get', path: '/admin/api-keys/:id/usage', tag: 'admin', summary: "Daily requests and refusals of any user's key",
+      query: usageQuery, ok: { status: 200, schema: s.usage }, problems: KEY_ROUTE, security: 'admin',
+    },
   } satisfies Record<string, Operation>;
 }
 

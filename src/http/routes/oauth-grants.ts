@@ -9,8 +9,14 @@ import { requireSessionCaller } from './callers.ts';
 export interface OAuthGrantRoutesDeps { grants: GrantService }
 
 export const oauthGrantOperations = {
-  list: { method: 'get', path: '/oauth/grants', tag: 'oauth', summary: 'Connected apps: the MCP clients allowed to act as the caller', ok: { status: 200, schema: s.grantList }, security: 'session' },
-  revoke: { method: 'delete', path: '/oauth/grants/:id', tag: 'oauth', summary: 'Revoke a connected app and every token of its grant', ok: { status: 204, schema: null }, problems: ['NOT_FOUND'], security: 'session' },
+  list: {
+    method: 'get', path: '/oauth/grants', tag: 'oauth', summary: 'Connected apps: the MCP clients allowed to act as the caller',
+    ok: { status: 200, schema: s.grantList }, security: 'session',
+  },
+  revoke: {
+    method: 'delete', path: '/oauth/grants/:id', tag: 'oauth', summary: 'Revoke a connected app and every token of its grant',
+    ok: { status: 204, schema: null }, problems: ['NOT_FOUND'], security: 'session',
+  },
 } satisfies Record<string, Operation>;
 
 /** Connected apps: the MCP clients a person has let act as them, session only. */

@@ -51,12 +51,15 @@ const notServed = () => new AppError('NOT_FOUND', 'This server does not offer OA
 
 // Refused as problems that also carry RFC 7591's `error`, so an OAuth client library reads the
 // reason as well.
-const refused = (detail: string) => new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail });
+const refused = (detail: string) =>
+  new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail });
 
 function tooLarge(): AppError {
   const detail = `The client metadata is larger than ${MAX_REGISTRATION_BYTES} bytes, the most this server stores for a client.`;
   // What is left unread would be taken for the next request: the connection closes.
-  return new AppError('VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail }, { closeConnection: true });
+  return new AppError(
+    'VALIDATION_FAILED', detail, { error: 'invalid_client_metadata', error_description: detail }, { closeConnection: true },
+  );
 }
 
 /** Reads the registration body (at most 8 KB) and checks it (oauth/registration.ts); answers the text. */
@@ -72,7 +75,12 @@ async function readRegistration(ctx: GatewayContext): Promise<string> {
  * an authorization request that failed its checks is answered here, never by a redirect.
  */
 export const oauthErrorRenderer = (pages: OAuthPages): NonNullable<Configuration['renderError']> => (ctx, out) => {
-  sendPage(ctx, pages.refusal('This app could not be connected', 'The request the app sent to connect to keygate was not valid, so keygate stopped here.', out.error_description ? `${out.error}: ${out.error_description}` : out.error));
+  const detail = out.error_description ? `${out.error}: ${out.error_description}` : out.error;
+  sendPage(ctx, pages.refusal(
+    'This app could not be connected',
+    'The request the app sent to connect to keygate was not valid, so keygate stopped here.',
+    detail,
+  ));
 };
 
 /** `req` as if unread, its body `text`: what the library reads after keygate has bounded it. */
@@ -80,7 +88,10 @@ function replayed(req: IncomingMessage, text: string): IncomingMessage {
   const headers = { ...req.headers, 'content-length': String(Buffer.byteLength(text)) };
   delete headers['transfer-encoding'];
   const stream = Readable.from([Buffer.from(text)], { objectMode: false });
-  return Object.assign(stream, { headers, method: req.method, url: req.url, httpVersion: req.httpVersion, socket: req.socket, connection: req.socket }) as unknown as IncomingMessage;
+  const request = {
+    headers, method: req.method, url: req.url, httpVersion: req.httpVersion, socket: req.socket, connection: req.socket,
+  };
+  return Object.assign(stream, request) as unknown as IncomingMessage;
 }
 
 /** RFC 8414 metadata (the fields docs/ and the README list), the consent step, and the library under /oauth/. */
@@ -121,7 +132,8 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     try {
       return await provider.interactionDetails(ctx.req, ctx.res);
     } catch {
-      throw new AppError('NOT_FOUND', 'This authorization request has expired or was started in another browser. Start connecting from your MCP client again.');
+      throw new AppError('NOT_FOUND', 'This authorization request has expired or was started in another browser. '
+        + 'Start connecting from your MCP client again.');
     }
   };
 
@@ -137,10 +149,16 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     // A registration made before hosts were checked could still name one that is not plain: such
     // an origin never goes into the header, and the consent is not offered.
     const redirectOrigin = cspOrigin(String(details.params.redirect_uri));
-    if (!redirectOrigin) throw new AppError('VALIDATION_FAILED', 'The app registered a redirect address this server does not accept. Ask its authors to register again.');
+    if (!redirectOrigin) {
+      throw new AppError('VALIDATION_FAILED', 'The app registered a redirect address this server does not accept. '
+        + 'Ask its authors to register again.');
+    }
     // A client known by its metadata document names itself; the host it was fetched from is what vouches for it.
     const documentHost = (client as { clientIdMetadataDocument?: boolean }).clientIdMetadataDocument ? new URL(clientId).host : undefined;
-    sendPage(ctx, await pages.consent({ uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email, ...(documentHost ? { documentHost } : {}) }));
+    sendPage(ctx, await pages.consent({
+      uid: details.uid, clientName: client.clientName ?? clientId, clientId, redirectOrigin, email: caller.user.email,
+      ...(documentHost ? { documentHost } : {}),
+    }));
   });
 
   serve(router, oauthOperations.allow, async (ctx) => {
@@ -158,7 +176,11 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     grant.addResourceScope(resource, 'mcp');
     let grantId: string;
     try {
-      grantId = (await grants.recordGrant({ userId: accountId, clientId, clientName: client.clientName ?? clientId, save: () => grant.save() }, requestMeta(ctx))).id;
+      const recorded = await grants.recordGrant(
+        { userId: accountId, clientId, clientName: client.clientName ?? clientId, save: () => grant.save() },
+        requestMeta(ctx),
+      );
+      grantId = recorded.id;
     } catch (e) {
       // Past a limit the person reads why on a page; the client gets nothing (no code, no redirect).
       if (!(e instanceof AppError) || e.code !== 'GRANT_LIMIT') throw e;
@@ -167,7 +189,8 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
       sendPage(ctx, pages.refusal('This app could not be connected', e.detail, 'GRANT_LIMIT'));
       return;
     }
-    const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    const result = { login: { accountId }, consent: { grantId } };
+    const to = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 303;
     ctx.redirect(to);
@@ -177,7 +200,8 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
     const { provider } = await live();
     if (ctx.state.caller.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to answer this request.');
     await interaction(ctx);
-    const to = await provider.interactionResult(ctx.req, ctx.res, { error: 'access_denied', error_description: 'The person declined to connect this client.' }, { mergeWithLastSubmission: false });
+    const declined = { error: 'access_denied', error_description: 'The person declined to connect this client.' };
+    const to = await provider.interactionResult(ctx.req, ctx.res, declined, { mergeWithLastSubmission: false });
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 303;
     ctx.redirect(to);

@@ -4,7 +4,10 @@ import * as s from '../openapi-schemas.ts';
 import type { GatewayState } from '../state.ts';
 
 export const openApiOperations = {
-  document: { method: 'get', path: '/openapi.json', tag: 'meta', summary: 'This document', ok: { status: 200, schema: s.openApiDocument }, security: 'public' },
+  document: {
+    method: 'get', path: '/openapi.json', tag: 'meta', summary: 'This document',
+    ok: { status: 200, schema: s.openApiDocument }, security: 'public',
+  },
 } satisfies Record<string, Operation>;
 
 /**

@@ -7,7 +7,10 @@ import { serve, type Operation } from '../operation.ts';
 import * as s from '../openapi-schemas.ts';
 
 export const scopeOperations = {
-  list: { method: 'get', path: '/scopes', tag: 'keys', summary: 'The scopes a key may be given, in file order (empty under Variant B)', ok: { status: 200, schema: s.scopeList } },
+  list: {
+    method: 'get', path: '/scopes', tag: 'keys', summary: 'The scopes a key may be given, in file order (empty under Variant B)',
+    ok: { status: 200, schema: s.scopeList },
+  },
 } satisfies Record<string, Operation>;
 
 export interface ScopeRoutesDeps { policy: PolicyHolder; config: Pick<Config, 'surface'> }
@@ -18,7 +21,9 @@ export interface ScopeRoutesDeps { policy: PolicyHolder; config: Pick<Config, 's
  */
 export function offeredScopes(surface: Surface, catalog: Pick<ScopeCatalog, 'list'>) {
   const offers = surface.features.apiKeys && surface.variant === 'A';
-  return (offers ? catalog.list : []).map((s) => ({ name: s.name, label: s.label, description: s.description, actions: [...s.actions], available: featureOn(s, surface.features) }));
+  return (offers ? catalog.list : []).map((s) => ({
+    name: s.name, label: s.label, description: s.description, actions: [...s.actions], available: featureOn(s, surface.features),
+  }));
 }
 
 /** `GET /scopes`: what a key may be given, for clients and the page. */

@@ -40,7 +40,10 @@ export function secretScanningRoutes({ scanning }: { scanning: SecretScanning | 
       throw new AppError('VALIDATION_FAILED', 'The report is not JSON.');
     }
     const parsed = scanningReport.safeParse(json);
-    if (!parsed.success) throw new AppError('VALIDATION_FAILED', 'The report is not a list of {token, type, url, source}.', { errors: zodErrors(parsed.error) });
+    if (!parsed.success) {
+      const errors = zodErrors(parsed.error);
+      throw new AppError('VALIDATION_FAILED', 'The report is not a list of {token, type, url, source}.', { errors });
+    }
     ctx.body = await scanning.judge(parsed.data);
   });
   return router;
