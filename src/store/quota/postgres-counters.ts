@@ -4,7 +4,7 @@ import type { CounterStore } from './engine.ts';
 
 /**
  * Counts in PostgreSQL, on a pool of its own made to name the counter store in its outages
- * (postgres.ts). `nowMs` paces the sweep of old windows: the gateway's clock, so a test can move it.
+ * (postgres.ts). `nowMs` paces the sweep of old windows; injected, as on Redis, so a test can move it.
  */
 export function createPostgresCounters(pool: Pool, nowMs: () => number = Date.now, swallowed: Swallowed = () => {}): CounterStore {
   let lastSweep = 0;

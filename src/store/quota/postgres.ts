@@ -13,7 +13,7 @@ export interface PostgresEngineOptions {
   /** The database the gateway uses; the engine opens its own pool on it. */
   databaseUrl: string;
   deadlines: Deadlines;
-  /** The gateway's clock, in ms. */
+  /** Paces the engine's upkeep (its fail-fast window, its sweep of old windows); a test may hand in its own. */
   nowMs: () => number;
   swallowed: Swallowed;
   logger: Pick<Logger, 'error' | 'warn'>;

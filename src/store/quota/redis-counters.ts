@@ -46,7 +46,7 @@ const MAX_FAILING_COUNTERS = 10_000;
 export interface RedisCounterOptions {
   /** What every key begins with; tests give each run its own. */
   prefix?: string;
-  /** Paces the fail-fast window of a counter that did not answer; the gateway's clock. */
+  /** Paces the fail-fast window of a counter that did not answer: real time, as the wait it bounds. */
   nowMs?: () => number;
   /** Replicas each write waits for (keygate.yaml `redis.waitReplicas`); none by default. */
   wait?: ReplicaWait;

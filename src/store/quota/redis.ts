@@ -10,7 +10,7 @@ import { createRedisCounters } from './redis-counters.ts';
 export interface RedisEngineOptions {
   /** keygate.yaml's `redis.waitReplicas` and `redis.waitTimeoutMs`. */
   wait: ReplicaWait;
-  /** The gateway's clock, in ms. */
+  /** Paces the engine's upkeep (its fail-fast window, its sweep of old windows); a test may hand in its own. */
   nowMs: () => number;
   logger: Pick<Logger, 'error' | 'warn'>;
 }
