@@ -5,6 +5,8 @@ import { RATE_WINDOWS, type RateLimitRule, type RateWindow } from '../../config.
 // The per-key request quota, decided purely: a fixed window of one UTC day, and beside it, when the
 // key was stamped with any, short fixed windows aligned to the epoch (a `1m` window is a UTC
 // minute). What spends it: spend.ts (one call to the counter engine) and lease.ts (leased blocks).
+// Where it is counted: src/store/quota/ (engine.ts names each file). Where it becomes rate-limit
+// fields and a 429: src/http/quota.ts.
 
 export const quotaCounterName = (keyId: string) => `quota:${keyId}`;
 
