@@ -1,7 +1,7 @@
 import { AppError } from '../errors.ts';
-import type { QuotaSpender } from '../services/quota-lease.ts';
+import type { QuotaSpender } from '../services/quota/lease.ts';
 import type { Clock } from '../services/clock.ts';
-import type { QuotaOutcome } from '../services/quota.ts';
+import type { QuotaOutcome } from '../services/quota/decide.ts';
 import type { UsageCounted } from '../services/usage.ts';
 import type { Caller, GatewayContext } from './state.ts';
 import { RATE_WINDOWS } from '../config.ts';
@@ -27,7 +27,8 @@ const stateField = (q: QuotaOutcome) => {
  * StoreUnavailableError, answered 503: the request fails closed.
  */
 export function spendKeyQuota(
-  quota: Pick<QuotaSpender, 'spend'>, clock: Clock, onCounted?: (who: UsageCounted, at: Date, refused: boolean) => void, onExhausted?: (who: Exhausted, at: Date) => void,
+  quota: Pick<QuotaSpender, 'spend'>, clock: Clock,
+  onCounted?: (who: UsageCounted, at: Date, refused: boolean) => void, onExhausted?: (who: Exhausted, at: Date) => void,
 ) {
   // What does not change between a key's requests, spelled once per stamp: the policy field and
   // the limit. Keyed by the stamped windows' array, which the verifier's cached record keeps.
@@ -65,11 +66,14 @@ export function spendKeyQuota(
     const burst = outcome.refusedBy === undefined ? undefined : outcome.windows.find((w) => w.window === outcome.refusedBy);
     if (burst) {
       // Transient, unlike an exhausted day: the same answer on /api/mcp (not its OAuth refusal).
-      throw new AppError('RATE_LIMITED', `This API key has sent its ${burst.limit} requests for this ${burst.window} window. Try again in ${burst.resetSeconds} s.`, { window: burst.window }, { retryAfterSeconds: burst.resetSeconds });
+      const detail = `This API key has sent its ${burst.limit} requests for this ${burst.window} window. `
+        + `Try again in ${burst.resetSeconds} s.`;
+      throw new AppError('RATE_LIMITED', detail, { window: burst.window }, { retryAfterSeconds: burst.resetSeconds });
     }
     const subject = key.kind === 'grant' ? { subject: 'grant' as const, id: key.grant.id } : { subject: 'key' as const, id: key.key.id };
     onExhausted?.({ ...subject, userId: key.user.id, limit: outcome.limit }, now);
-    throw new AppError('QUOTA_EXCEEDED', `This API key has used its ${outcome.limit} requests for today. The quota resets at 00:00 UTC.`, {}, { retryAfterSeconds: outcome.resetSeconds });
+    const detail = `This API key has used its ${outcome.limit} requests for today. The quota resets at 00:00 UTC.`;
+    throw new AppError('QUOTA_EXCEEDED', detail, {}, { retryAfterSeconds: outcome.resetSeconds });
   }
   /** Nothing to wait for unless the caller is a key whose quota the counter store must count. */
   return function spendKeyQuotaStep(ctx: GatewayContext): Promise<void> | undefined {

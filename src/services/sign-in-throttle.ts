@@ -1,4 +1,4 @@
-import type { CounterStore } from '../store/counters.ts';
+import type { CounterStore } from '../store/quota/engine.ts';
 import type { Clock } from './clock.ts';
 import { AppError } from '../errors.ts';
 import { sha256 } from './secrets.ts';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../errors.ts';
 
 // Driver errors become the one outage error where the pools and the Redis client are made
-// (src/store/db.ts, src/store/redis.ts), so no service or route ever reads a driver's error codes.
+// (src/store/db.ts, src/store/quota/redis-client.ts), so no service or route ever reads a driver's error codes.
 
 /**
  * An outage of one store began (with what caused it and, when only part of the store is out, which
@@ -155,7 +155,9 @@ const isThenable = (v: unknown): v is PromiseLike<unknown> =>
  * callback is left alone: that is the driver calling itself (pg's pool running a query on one of
  * its clients), and its error reaches the promise-form call that began it, translated there.
  */
-export function rejectAsOutage(target: object, methods: Iterable<string>, store: string, isOutage: (err: unknown) => boolean, watch = new OutageWatch(store)): OutageWatch {
+export function rejectAsOutage(
+  target: object, methods: Iterable<string>, store: string, isOutage: (err: unknown) => boolean, watch = new OutageWatch(store),
+): OutageWatch {
   watches.set(target, watch);
   const methodsOf = target as Record<string, unknown>;
   const translate = (err: unknown) => {
@@ -187,11 +189,31 @@ export function rejectAsOutage(target: object, methods: Iterable<string>, store:
 }
 
 /**
+ * One line when a store's outage begins (with its cause) and one when it ends, not one per refusal:
+ * the listener every store's watch is given.
+ */
+export function logOutages(logger: Pick<Logger, 'error' | 'warn'>): (e: OutageEvent) => void {
+  return (e) => {
+    if (e.state === 'ended') {
+      logger.warn({ store: e.store, since: e.since, lastedMs: e.lastedMs, refused: e.refused }, `${e.store} available again`);
+    } else if (e.part) {
+      logger.error({ store: e.store, since: e.since, cause: e.cause, part: e.part },
+        `${e.store} partly unavailable (${e.part}): what needs that part answers 503 until it answers again`);
+    } else {
+      logger.error({ store: e.store, since: e.since, cause: e.cause },
+        `${e.store} unavailable: what needs it answers 503 until it answers again`);
+    }
+  };
+}
+
+/**
  * Logs the failure of background work (a heartbeat, a flush, a sweep). An outage is told by its
  * store's watch once when it begins and once when it ends, so work that fails because of one says
  * so at debug level only, instead of a warning per task per round for as long as the outage lasts.
  */
-export function logTaskFailure(logger: (Pick<Logger, 'warn'> & Partial<Pick<Logger, 'debug'>>) | undefined, err: unknown, msg: string): void {
+export function logTaskFailure(
+  logger: (Pick<Logger, 'warn'> & Partial<Pick<Logger, 'debug'>>) | undefined, err: unknown, msg: string,
+): void {
   if (err instanceof StoreUnavailableError) logger?.debug?.({ err }, msg);
   else logger?.warn({ err }, msg);
 }

@@ -1,7 +1,7 @@
 import { StoreUnavailableError } from '../errors.ts';
 import { fromStoreOf, throughOutageOf } from './outage.ts';
 import { Cluster } from 'ioredis';
-import { REDIS_STORE, type RedisClient } from './redis.ts';
+import { REDIS_STORE, type RedisClient } from './quota/redis-client.ts';
 
 // Counter writes that wait for replicas (keygate.yaml `redis.waitReplicas`), and what happens when
 // the replicas do not answer. WAIT answers how many replicas have the write: a count fewer of them

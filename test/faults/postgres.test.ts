@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { utcDayStart } from '../../src/store/counters.ts';
+import { utcDayStart } from '../../src/store/quota/day.ts';
 import type { TestDatabase } from '../support/db.ts';
 import { REDIS_URL, requireRedis } from '../support/redis.ts';
 import { expectBooksBalance, expectNoHangNoError, recoveredAfter, refused503, served, startScenario, type Scenario } from './scenario.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { utcDayStart } from '../../src/store/counters.ts';
+import { utcDayStart } from '../../src/store/quota/day.ts';
 import { REPLICA_GRACE_MS } from '../../src/store/replica-wait.ts';
 import { commandExists, startReplicatedRedis, type ReplicatedRedis } from '../support/engines.ts';
 import { startEcho, type Echo } from '../support/echo.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { utcDayStart } from '../../src/store/counters.ts';
+import { utcDayStart } from '../../src/store/quota/day.ts';
 import { expectBooksBalance, expectNoHangNoError, recoveredAfter, refused503, served, startScenario, type Scenario } from './scenario.ts';
 import { FaultRedis, RECOVERY_BOUND_MS, sleep, summary } from './support.ts';
 

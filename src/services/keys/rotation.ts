@@ -4,7 +4,7 @@ import * as rotation from '../../store/rotation.ts';
 import { actorOf } from '../events/types.ts';
 import type { Forget } from '../invalidation.ts';
 import type { Clock } from '../clock.ts';
-import type { CounterStore } from '../../store/counters.ts';
+import type { CounterStore } from '../../store/quota/engine.ts';
 import { AppError, notFound, type Swallowed } from '../../errors.ts';
 import type { RequestMeta } from '../accounts.ts';
 import { successorExpiry } from './expiry.ts';

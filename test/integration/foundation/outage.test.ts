@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createPool, withTransaction } from '../../../src/store/db.ts';
-import { createRedisClient, REDIS_STORE } from '../../../src/store/redis.ts';
+import { createRedisClient, REDIS_STORE } from '../../../src/store/quota/redis-client.ts';
 import { StoreUnavailableError } from '../../../src/errors.ts';
 import { serverUrl } from '../../support/db.ts';
 

@@ -4,7 +4,7 @@ import { RawSocket } from './support.ts';
 
 // Headers sent a line at a time, or stopped half-way, held a socket for about 66 s (Node's
 // minute, checked every 30 s). Headers are whole within 10 s, or 408 and closed.
-// Shortened to 500 ms here; the product's default is 10 s (src/main.ts HEADERS_TIMEOUT_MS).
+// Shortened to 500 ms here; the product's default is 10 s (HEADERS_TIMEOUT_MS in src/gateway/serve.ts).
 
 const HEADERS_MS = 500;
 

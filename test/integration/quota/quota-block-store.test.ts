@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { startCounterEngine, type CounterEngine } from './counter-engines.ts';
-import { createPostgresQuotaBlocks, createRedisQuotaBlocks, type QuotaBlockStore } from '../../../src/store/quota-blocks.ts';
+import type { QuotaBlockStore } from '../../../src/store/quota/engine.ts';
+import { createPostgresQuotaBlocks } from '../../../src/store/quota/postgres-blocks.ts';
+import { createRedisQuotaBlocks } from '../../../src/store/quota/redis-blocks.ts';
 
 // Leased quota blocks, and a dead instance strands nothing, at the block store itself: a leased
 // block is recorded with what its holder has not claimed and an expiry; whatever expires goes back
@@ -25,7 +27,7 @@ for (const kind of ['redis', 'postgres'] as const) {
       const e = await startCounterEngine(this, kind, 'kg_blocks');
       engine = e;
       if (e.kind === 'redis') {
-        store = createRedisQuotaBlocks(e.redis, e.prefix);
+        store = createRedisQuotaBlocks(e.redis, { prefix: e.prefix });
         counter = async (name) => Number((await e.redis.get(`${e.prefix}${name}:${WINDOW.getTime() / 1000}`)) ?? 0);
       } else {
         store = createPostgresQuotaBlocks(e.pool);

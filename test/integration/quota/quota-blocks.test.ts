@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { startTestGateway, testClock, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp, type Reply } from '../../support/http.ts';
 import { REDIS_URL, requireRedis } from '../../support/redis.ts';
-import { utcDayStart } from '../../../src/store/counters.ts';
+import { utcDayStart } from '../../../src/store/quota/day.ts';
 
 // Leased quota blocks above 1,000 remaining, one by one at or below it.
 

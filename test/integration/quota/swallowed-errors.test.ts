@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { Writable } from 'node:stream';
-import { createPostgresCounters } from '../../../src/store/counters.ts';
+import { createPostgresCounters } from '../../../src/store/quota/postgres-counters.ts';
 import { failedCreate } from '../../../src/services/keys/mint.ts';
 import { createLogger, swallowedReporter } from '../../../src/log.ts';
 import type { SwallowedKind } from '../../../src/errors.ts';

@@ -1,8 +1,11 @@
 import { expect } from 'chai';
 import { startCounterEngine, type CounterEngine } from './counter-engines.ts';
 import { randomBytes } from 'node:crypto';
-import { createPostgresCounters, createRedisCounters, type CounterStore } from '../../../src/store/counters.ts';
-import { groupedWindowSpender, type QuotaOutcome } from '../../../src/services/quota.ts';
+import type { CounterStore } from '../../../src/store/quota/engine.ts';
+import { createPostgresCounters } from '../../../src/store/quota/postgres-counters.ts';
+import { createRedisCounters } from '../../../src/store/quota/redis-counters.ts';
+import type { QuotaOutcome } from '../../../src/services/quota/decide.ts';
+import { groupedWindowSpender } from '../../../src/services/quota/spend.ts';
 import type { RateLimitRule } from '../../../src/config.ts';
 
 // Short rate-limit windows at speed: the requests of one windowed key that arrive together are counted by one
@@ -24,7 +27,7 @@ for (const kind of ['redis', 'postgres'] as const) {
     before(async function () {
       const e = await startCounterEngine(this, kind, 'kg_wgroups');
       engine = e;
-      const real = e.kind === 'redis' ? createRedisCounters(e.redis, e.prefix) : createPostgresCounters(e.pool);
+      const real = e.kind === 'redis' ? createRedisCounters(e.redis, { prefix: e.prefix }) : createPostgresCounters(e.pool);
       counters = { ...real, spendAll: (all, count) => (calls.push(count), real.spendAll(all, count)) };
     });
     beforeEach(() => void (calls = []));

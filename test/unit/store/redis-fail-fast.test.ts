@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createRedisClient } from '../../../src/store/redis.ts';
-import { createRedisCounters, REDIS_FAIL_FAST_MS } from '../../../src/store/counters.ts';
+import { createRedisClient } from '../../../src/store/quota/redis-client.ts';
+import { createRedisCounters, REDIS_FAIL_FAST_MS } from '../../../src/store/quota/redis-counters.ts';
 import { StoreUnavailableError } from '../../../src/errors.ts';
 
 // A Redis that accepts connections and never answers, as a frozen one does: each command it is sent
@@ -39,7 +39,7 @@ describe('the Redis counter store after a command that timed out', function () {
   it('fails the next commands on that counter at once for a second without sending them, then asks Redis again', async () => {
     const { port } = server.address() as AddressInfo;
     const client = createRedisClient({ kind: 'single', url: `redis://127.0.0.1:${port}` });
-    const store = createRedisCounters(client, 'ff:', () => nowMs);
+    const store = createRedisCounters(client, { prefix: 'ff:', nowMs: () => nowMs });
     try {
       await new Promise((resolve) => client.once('ready', resolve));
       frozen = true;

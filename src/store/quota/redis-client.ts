@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { OutageWatch, rejectAsOutage, type Probe } from './outage.ts';
-import type { HostPort, RedisSetting } from '../config.ts';
+import { OutageWatch, rejectAsOutage, type Probe } from '../outage.ts';
+import type { RedisSetting } from '../../config.ts';
 
 // The counters' Redis, in whichever topology the operator runs: one server, a Cluster, or a
 // Sentinel-watched master. Every shape fails fast rather than queueing, so a request that needs a
@@ -16,7 +16,7 @@ const failFast: RedisOptions = {
   // Cluster refuses MGET across slots) this keeps a list of keys near one round trip per shard.
   enableAutoPipelining: true,
   // Except the counters' scripts: each is one call for a whole group of requests already (a key's
-  // requests of one turn of the event loop, src/services/quota.ts), so it goes out at once rather
+  // requests of one turn of the event loop, src/services/quota/spend.ts), so it goes out at once rather
   // than a turn of the loop later with the next automatic pipeline.
   autoPipeliningIgnoredCommands: ['eval', 'evalsha'],
   maxRetriesPerRequest: 1,
@@ -78,7 +78,10 @@ function probeOf(client: RedisClient): Probe {
 
 async function answersPing(nodeKey: string, options: RedisOptions): Promise<boolean> {
   const at = nodeKey.lastIndexOf(':');
-  const r = new Redis({ ...options, host: nodeKey.slice(0, at), port: Number(nodeKey.slice(at + 1)), lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const r = new Redis({
+    ...options, host: nodeKey.slice(0, at), port: Number(nodeKey.slice(at + 1)),
+    lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null,
+  });
   r.on('error', () => {});
   try {
     await r.connect();
@@ -124,13 +127,4 @@ function build(setting: RedisSetting): RedisClient {
         redisOptions: { ...failFast, reconnectOnError: reconnectOnReadonly },
       });
   }
-}
-
-/** Where the counters live, for the start log: no password from a URL. */
-export function describeRedis(setting: RedisSetting): string {
-  const list = (hs: HostPort[]) => hs.map((h) => `${h.host}:${h.port}`).join(',');
-  if (setting.kind === 'cluster') return `redis-cluster(${list(setting.nodes)})`;
-  if (setting.kind === 'sentinel') return `redis-sentinel(${setting.name}@${list(setting.sentinels)})`;
-  const u = new URL(setting.url);
-  return `redis(${u.host})`;
 }

@@ -1,11 +1,11 @@
-import type { QuotaBlockStore } from '../store/quota-blocks.ts';
-import type { Clock } from './clock.ts';
-import type { CounterStore } from '../store/counters.ts';
-import { utcDayStart } from '../store/counters.ts';
 import { randomUUID } from 'node:crypto';
-import { evaluateQuota, groupedWindowSpender, quotaCounterName, spendQuota, type QuotaOutcome } from './quota.ts';
-import type { RateLimitRule } from '../config.ts';
-import type { Swallowed } from '../errors.ts';
+import type { CounterStore, QuotaBlockStore } from '../../store/quota/engine.ts';
+import { DAY_TTL_SECONDS, utcDayStartMs } from '../../store/quota/day.ts';
+import type { Clock } from '../clock.ts';
+import type { RateLimitRule } from '../../config.ts';
+import type { Swallowed } from '../../errors.ts';
+import { evaluateQuota, quotaCounterName, type QuotaOutcome } from './decide.ts';
+import { groupedWindowSpender, spendQuota } from './spend.ts';
 
 // While a key has more than `floor` requests left in the window, this instance spends
 // from a block leased in one atomic call instead of a counter round trip per request. The last
@@ -45,8 +45,6 @@ export interface LeaseOptions {
   /** Told of a hand-back that failed (see handBack). */
   swallowed?: Swallowed;
 }
-
-const WINDOW_TTL_SECONDS = 86_400 + 3600;
 
 interface Holding {
   window: number;
@@ -126,7 +124,7 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     // A store that does not answer rejects with StoreUnavailableError: the request fails closed.
     const leasedAt = clock().getTime();
     const terms = { id: `${instance}:${++leases}`, claim: claimSize, leaseMs: blockTtlMs, nowMs: leasedAt };
-    const grant = await blocks.lease(quotaCounterName(keyId), new Date(window), blockSize, limit, floor, WINDOW_TTL_SECONDS, terms);
+    const grant = await blocks.lease(quotaCounterName(keyId), new Date(window), blockSize, limit, floor, DAY_TTL_SECONDS, terms);
     const old = holdings.get(keyId);
     if (old) await handBack(keyId, old);
     holdings.set(keyId, {
@@ -147,7 +145,9 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     // The usual request of a busy key: its block has some left, and nothing need be asked.
     if (!windows.length && limit > floor) {
       const h = holdings.get(keyId);
-      if (h && h.left > 0 && !h.belowFloor && h.window === utcDayStart(now).getTime() && now.getTime() - h.leasedAt < blockTtlMs) return fromBlock(keyId, h, limit, now);
+      const at = now.getTime();
+      const live = h && h.left > 0 && !h.belowFloor && h.window === utcDayStartMs(at) && at - h.leasedAt < blockTtlMs;
+      if (live) return fromBlock(keyId, h, limit, now);
     }
     return spendAsking(keyId, limit, now, windows);
   }
@@ -161,9 +161,9 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
     if (windows.length) return withWindows(keyId, limit, windows, now);
     if (limit <= floor) return spendQuota(counters, keyId, limit, now);
     // One by one for a key that may lease: the same call returns expired blocks' records first.
+    const window = utcDayStartMs(now.getTime());
     const single = async () =>
-      evaluateQuota(await store.spendOne(quotaCounterName(keyId), utcDayStart(now), limit, WINDOW_TTL_SECONDS, now.getTime()), limit, now);
-    const window = utcDayStart(now).getTime();
+      evaluateQuota(await store.spendOne(quotaCounterName(keyId), new Date(window), limit, DAY_TTL_SECONDS, now.getTime()), limit, now);
     for (;;) {
       const h = holdings.get(keyId);
       if (h && h.window === window) {
@@ -197,7 +197,7 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
 
   async function sweep() {
     const now = clock().getTime();
-    const window = utcDayStart(new Date(now)).getTime();
+    const window = utcDayStartMs(now);
     const returning: Promise<void>[] = [];
     for (const [keyId, at] of lastSingle) if (now - at >= blockTtlMs) lastSingle.delete(keyId);
     for (const [keyId, h] of holdings) {
