@@ -19,10 +19,12 @@ import { z } from 'zod';
 import { auditMain, keysMain, overviewMain, usersMain } from './pages.ts';
 import { policyMain, type PolicyPageData } from './policy-page.ts';
 import { readForm } from '../form-body.ts';
+import { theAdmin } from '../../http/admin-only.ts';
+import { requireAdminPage } from './admin-pages.ts';
 
 // The operator console's pages. The policy lets sessions reach /admin/** and refuses
-// keys and anonymous visitors (who are sent to sign in); the role is checked here, so a non-admin
-// gets a page in words. Reads and actions are the same service calls the admin API makes. A form
+// keys and anonymous visitors (who are sent to sign in); the router's one rule (admin-pages.ts)
+// checks the role, so a non-admin gets a page in words. Reads and actions are the same service calls the admin API makes. A form
 // POST with a cookie from another origin never gets here: enforcePolicy refuses it first.
 
 export interface ConsolePagesDeps { config: Config; policy: PolicyHolder; console: ConsoleService; accounts: AccountService; audit: AuditService; keys: KeyService; usage: UsageService }
@@ -43,24 +45,17 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const cfg = () => pageConfig(config);
 
-  /** The signed-in admin, or a 403 page in words for anyone else the policy let through. */
-  async function admin(ctx: GatewayContext): Promise<{ id: string; email: string } | null> {
-    const c = ctx.state.caller;
-    if (c.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to use the operator console.');
-    if (c.user.role === 'admin') return { id: c.user.id, email: c.user.email };
-    await sendConsolePage(ctx, cfg(), { title: 'For admins only', current: '', email: c.user.email, status: 403, main: html`<section class="panel"><h1>The operator console is for admins</h1><p>Your account, ${c.user.email}, is not an admin of this server. Ask one of its admins if you need access.</p><p><a href="/settings/developers">Go to your API keys</a></p></section>` });
-    return null;
-  }
+  router.use(requireAdminPage(config));
   const page = (title: string, current: string) => (ctx: GatewayContext, email: string, main: ReturnType<typeof html>) => sendConsolePage(ctx, cfg(), { title, current, email, main });
   const back = (ctx: GatewayContext, to: string) => { ctx.status = 303; ctx.redirect(to); };
 
   router.get('/admin', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     await page('Console', '/admin')(ctx, a.email, overviewMain(await cs.overview()));
   });
 
   router.get('/admin/users', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const q = str(ctx.query.q);
     const res = await accounts.usersPage({ q: q || null, limit: 50, cursor: str(ctx.query.cursor, 300) || null });
     await page('Users', '/admin/users')(ctx, a.email, usersMain(res.users, q, res.nextCursor, a.id, config.defaultPlan));
@@ -85,7 +80,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     return { id, action };
   };
   router.get('/admin/users/:id/:action', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const { id, action } = await userOf(ctx);
     const u = await accounts.findUserById(id);
     if (!u) throw new AppError('NOT_FOUND', 'There is no such user.');
@@ -98,7 +93,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     await page(action.title(email), '/admin/users')(ctx, a.email, main);
   });
   router.post('/admin/users/:id/:action', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const { id, action } = await userOf(ctx);
     const done = await action.run(id, a.id, ctx);
     if (!done || typeof done !== 'object' || !('email' in done)) throw new AppError('NOT_FOUND', 'There is no such user.');
@@ -107,7 +102,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   });
 
   router.get('/admin/audit', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const type = (AUDIT_TYPES as readonly string[]).includes(str(ctx.query.type)) ? str(ctx.query.type) : '';
     const day = (v: unknown) => (/^\d{4}-\d{2}-\d{2}$/.test(str(v)) && !Number.isNaN(Date.parse(`${str(v)}T00:00:00Z`)) ? str(v) : '');
     const f = { type, actor: str(ctx.query.actor), owner: str(ctx.query.owner), from: day(ctx.query.from), to: day(ctx.query.to) };
@@ -117,7 +112,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   });
 
   router.get('/admin/keys', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     // The same zod filter the admin API validates with; a bad value is a 400 problem page.
     const q = parseQuery(ctx, keyFilterQuery.omit({ limit: true }).extend({ done: z.string().max(16).optional() }));
     const f = { owner: q.owner ?? '', state: q.state ?? '', scope: q.scope ?? '', q: q.q ?? '' };
@@ -154,13 +149,13 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     return { name, ...keyActions[name]! };
   };
   router.get('/admin/keys/:id/:action', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const act = keyAction(ctx);
     await page(act.title, '/admin/keys')(ctx, a.email, confirmPage(ctx.url, { title: act.title, text: act.text, go: act.go, back: '/admin/keys' }));
   });
   // The expiry form's own address, before the confirmed actions: its fields are the question.
   router.post('/admin/keys/:id/expiry', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const form = await readForm(ctx);
     const f = parseQuery(ctx, keyFilterQuery.omit({ limit: true, cursor: true }));
     const expiresAt = form.get('never') === '1' ? null : expiryOf(str(form.get('expiresAt'), 32));
@@ -168,7 +163,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     back(ctx, `/admin/keys${queryOf({ owner: f.owner, state: f.state, scope: f.scope, q: f.q, done: 'expiry' })}`);
   });
   router.post('/admin/keys/:id/:action', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const act = keyAction(ctx);
     await act.run(a.id, keyId(ctx), ctx);
     // Back to the list as it was filtered, saying what happened.
@@ -177,7 +172,7 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
   });
 
   router.get('/admin/policy', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const [p, versions, shadow] = await Promise.all([cs.policy(), cs.versions(20), cs.shadow()]);
     const live = p.live ? await cs.version(p.live.version) : null;
     // Only changes already worked out: the rest are worked out in the background, never in this answer.
@@ -216,12 +211,12 @@ export function consolePages(deps: ConsolePagesDeps): Router<GatewayState> {
     return policyActions[name]!;
   };
   router.get('/admin/policy/:action', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     const act = policyAction(ctx);
     await page('Policy', '/admin/policy')(ctx, a.email, confirmPage(ctx.path, { title: act.title, text: 'Every instance loads the result within a second.', go: act.go, back: '/admin/policy', extra: 'extra' in act ? act.extra : undefined }));
   });
   router.post('/admin/policy/:action', async (ctx) => {
-    const a = await admin(ctx); if (!a) return;
+    const a = theAdmin(ctx);
     await policyAction(ctx).run({ userId: a.id, email: a.email }, ctx);
     back(ctx, '/admin/policy');
   });

@@ -8,6 +8,8 @@ import type { DeliveryView, EndpointView, WebhookService } from '../../services/
 import { html, type Html } from '../layout.ts';
 import { pageConfig } from '../routes.ts';
 import { dateTime, sendConsolePage } from './frame.ts';
+import { theAdmin } from '../../http/admin-only.ts';
+import { requireAdminPage } from './admin-pages.ts';
 
 // /admin/webhooks: the endpoints, their recent deliveries and attempts, and the actions of the
 // admin API (add, test, disable or enable, redeliver) as plain forms that work without script.
@@ -53,12 +55,8 @@ ${post(`/admin/webhooks/${w.id}/deliveries/${d.eventId}/redeliver`, 'Redeliver')
 
 export function webhookPages({ config, webhooks }: { config: Config; webhooks: WebhookService }): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
-  const admin = (ctx: GatewayContext) => {
-    const c = ctx.state.caller;
-    if (c.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to use the operator console.');
-    if (c.user.role !== 'admin') throw new AppError('FORBIDDEN', 'The operator console is for admins.');
-    return c.user;
-  };
+  router.use(requireAdminPage(config));
+  const admin = (ctx: GatewayContext) => theAdmin(ctx);
   const show = (ctx: GatewayContext, email: string, title: string, main: Html) => sendConsolePage(ctx, pageConfig(config), { title, current: '/admin/webhooks', email, main });
   const back = (ctx: GatewayContext, to: string) => { ctx.status = 303; ctx.redirect(to); };
 
@@ -87,7 +85,6 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
     back(ctx, action === 'test' ? `/admin/webhooks/${id}` : '/admin/webhooks');
   });
   router.post('/admin/webhooks/:id/deliveries/:eventId/redeliver', async (ctx) => {
-    admin(ctx);
     await webhooks.redeliver(ctx.params.id!, ctx.params.eventId!);
     back(ctx, `/admin/webhooks/${ctx.params.id}`);
   });
