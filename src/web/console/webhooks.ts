@@ -80,29 +80,28 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   router.use(requireAdminPage(config));
   const pages = webhookPageOperations;
-  const admin = (ctx: GatewayContext) => theAdmin(ctx);
   const show = (ctx: GatewayContext, email: string, title: string, main: Html) =>
     sendConsolePage(ctx, pageConfig(config), { title, current: '/admin/webhooks', email, main });
   const back = (ctx: GatewayContext, to: string) => { ctx.status = 303; ctx.redirect(to); };
 
   serve(router, pages.list, async (ctx) => {
-    const u = admin(ctx);
+    const u = theAdmin(ctx);
     await show(ctx, u.email, 'Webhooks', listMain(await webhooks.list(), null));
   });
   serve(router, pages.add, async (ctx) => {
-    const u = admin(ctx);
+    const u = theAdmin(ctx);
     const form = new URLSearchParams(await readBodyText(ctx, 16 * 1024));
     const input = { url: form.get('url') ?? '', description: (form.get('description') ?? '').slice(0, 500) };
     const created = await webhooks.create({ userId: u.id }, input, requestMeta(ctx));
     await show(ctx, u.email, 'Webhooks', listMain(await webhooks.list(), created));
   });
   serve(router, pages.endpoint, async (ctx) => {
-    const u = admin(ctx);
+    const u = theAdmin(ctx);
     const w = await webhooks.get(ctx.params.id!);
     await show(ctx, u.email, `Webhook ${w.url}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries));
   });
   serve(router, pages.act, async (ctx) => {
-    const u = admin(ctx);
+    const u = theAdmin(ctx);
     const id = ctx.params.id!;
     const action = ctx.params.action;
     if (action === 'test') await webhooks.test({ userId: u.id }, id);
