@@ -14,7 +14,8 @@ export function routerIndex(routers: Router<GatewayState>[]): (path: string) => 
   return (path) => {
     let i = known.get(path);
     if (i === undefined) {
-      i = routers.findIndex((r) => r.match(path, 'GET').path.length > 0);
+      // A route, not a router's own middleware (its admin rule, say), which matches every path.
+      i = routers.findIndex((r) => r.match(path, 'GET').path.some((layer) => layer.methods.length > 0));
       // Paths are caller-chosen (ids, made-up routes): start over rather than grow without bound.
       if (known.size >= REMEMBERED_PATHS) known = new Map();
       known.set(path, i);
@@ -31,4 +32,13 @@ export function localRoutes(routers: Router<GatewayState>[], firstRouter: (path:
     const first = firstRouter(ctx.path);
     return first < 0 ? next() : runFrom(first, ctx, next);
   };
+}
+
+/** A route the gateway serves itself, as its routers hold it. */
+export interface ServedRoute { methods: string[]; path: string }
+
+/** Every route of the routers; a router's own middleware (no methods) is none. */
+export function servedRoutes(routers: Router<GatewayState>[]): ServedRoute[] {
+  return routers.flatMap((r) => r.stack.filter((layer) => layer.methods.length > 0)
+    .map((layer) => ({ methods: [...layer.methods], path: String(layer.path) })));
 }

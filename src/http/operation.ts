@@ -34,7 +34,18 @@ export interface Operation {
 /** What every key route can also answer: keys turned off (http/gate.ts), a key that is not yours. */
 export const KEY_ROUTE: ErrorCode[] = ['API_KEYS_DISABLED', 'NOT_FOUND'];
 
-/** Registers `handler` at the operation's method and path. */
-export function serve(router: Router<GatewayState>, op: Operation, handler: RouterMiddleware<GatewayState>): void {
+/**
+ * A page as its file declares it: the method and path its router serves and what it is for. Pages
+ * answer HTML (or a redirect), so they carry no schemas; the OpenAPI document describes them from
+ * the routes served.
+ */
+export interface PageOperation {
+  method: 'get' | 'post';
+  path: string;
+  summary: string;
+}
+
+/** Registers `handler` at the operation's (or the page's) method and path. */
+export function serve(router: Router<GatewayState>, op: Operation | PageOperation, handler: RouterMiddleware<GatewayState>): void {
   router.register(op.path, [op.method.toUpperCase()], handler);
 }

@@ -10,7 +10,7 @@ import { KEY_ROUTE, serve, type Operation } from '../operation.ts';
 import * as s from '../openapi-schemas.ts';
 import type { KeyVariant } from '../../config.ts';
 import { requestMeta } from './auth.ts';
-import { requireSessionCaller, requireUser } from './callers.ts';
+import { requireUser } from './callers.ts';
 
 export const rotateBody = z.object({
   gracePeriodSeconds: z.number().int().min(0).max(604_800).default(DEFAULT_GRACE_SECONDS),
@@ -34,10 +34,6 @@ export function keyLifeOperations(variant: KeyVariant) {
     usage: {
       method: 'get', path: '/api-keys/:id/usage', tag: 'keys', summary: 'Daily requests and refusals of an own key, oldest first',
       query: usageQuery, ok: { status: 200, schema: s.usage }, problems: KEY_ROUTE,
-    },
-    adminUsage: {
-      method: 'get', path: '/admin/api-keys/:id/usage', tag: 'admin', summary: "Daily requests and refusals of any user's key",
-      query: usageQuery, ok: { status: 200, schema: s.usage }, problems: KEY_ROUTE, security: 'admin',
     },
   } satisfies Record<string, Operation>;
 }
@@ -63,13 +59,6 @@ export function keyLifeRoutes({ rotation, usage, variant }: KeyLifeRoutesDeps): 
     const id = idParam(ctx.params, 'API key');
     const { days } = parseQuery(ctx, usageQuery);
     ctx.body = await usage.read(caller.user.id, id, days);
-  });
-
-  serve(router, ops.adminUsage, async (ctx) => {
-    requireSessionCaller(ctx);
-    const id = idParam(ctx.params, 'API key');
-    const { days } = parseQuery(ctx, usageQuery);
-    ctx.body = await usage.read(null, id, days);
   });
 
   return router;

@@ -8,6 +8,10 @@ import type { DeliveryView, EndpointView, WebhookService } from '../../services/
 import { html, type Html } from '../layout.ts';
 import { pageConfig } from '../routes.ts';
 import { dateTime, sendConsolePage } from './frame.ts';
+import { theAdmin } from '../../http/admin-only.ts';
+import { requireAdminPage } from './admin-pages.ts';
+import { webhookPageOperations } from './operations.ts';
+import { serve } from '../../http/operation.ts';
 
 // /admin/webhooks: the endpoints, their recent deliveries and attempts, and the actions of the
 // admin API (add, test, disable or enable, redeliver) as plain forms that work without script.
@@ -16,78 +20,98 @@ const stateBadge = (w: EndpointView) => (w.enabled
   ? html`<span class="badge">enabled</span>`
   : html`<span class="badge bad">disabled${w.disabledReason === 'failing' ? ': every delivery failed for days' : ''}</span>`);
 
-const post = (action: string, label: string, cls = 'secondary') => html`<form method="post" action="${action}" class="inline-form"><button type="submit" class="${cls}">${label}</button></form>`;
+const post = (action: string, label: string, cls = 'secondary') =>
+  html`<form method="post" action="${action}" class="inline-form"><button type="submit" class="${cls}">${label}</button></form>`;
+
+const createdNotice = (created: { url: string; secret: string }) => html`<section class="panel notice" role="status"><h2>Endpoint added</h2>
+<p>Its signing secret, shown this once: copy it into the receiver of ${created.url}.</p>
+<p><code class="secret">${created.secret}</code></p></section>`;
+
+const toggle = (w: EndpointView) => post(`/admin/webhooks/${w.id}/${w.enabled ? 'disable' : 'enable'}`, w.enabled ? 'Disable' : 'Enable');
+
+const endpointRow = (w: EndpointView) => html`<tr><th scope="row" class="key-name"><a href="/admin/webhooks/${w.id}">${w.url}</a></th>
+<td>${w.events?.join(', ') ?? 'all'}</td><td>${stateBadge(w)}</td><td>${w.description}</td>
+<td>${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${toggle(w)}</td></tr>`;
 
 function listMain(hooks: EndpointView[], created: { url: string; secret: string } | null): Html {
   return html`<div class="wide"></div><h1>Webhooks</h1>
 <p class="lead">keygate posts signed events (Standard Webhooks) to these endpoints when keys, grants, users or the policy change.</p>
-${created ? html`<section class="panel notice" role="status"><h2>Endpoint added</h2><p>Its signing secret, shown this once: copy it into the receiver of ${created.url}.</p><p><code class="secret">${created.secret}</code></p></section>` : false}
+${created ? createdNotice(created) : false}
 ${hooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="table-wrap"><table>
 <caption class="visually-hidden">Webhook endpoints</caption>
-<thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Description</th><th scope="col">Actions</th></tr></thead>
-<tbody>${hooks.map((w) => html`<tr><th scope="row" class="key-name"><a href="/admin/webhooks/${w.id}">${w.url}</a></th><td>${w.events?.join(', ') ?? 'all'}</td><td>${stateBadge(w)}</td><td>${w.description}</td>
-<td>${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${post(`/admin/webhooks/${w.id}/${w.enabled ? 'disable' : 'enable'}`, w.enabled ? 'Disable' : 'Enable')}</td></tr>`)}</tbody>
+<thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Description</th>
+<th scope="col">Actions</th></tr></thead>
+<tbody>${hooks.map(endpointRow)}</tbody>
 </table></div>`}
 <section class="panel" aria-labelledby="add-title"><h2 id="add-title">Add an endpoint</h2>
 <form method="post" action="/admin/webhooks">
-<div class="field"><label for="url">URL</label><input id="url" name="url" type="text" inputmode="url" autocomplete="off" required placeholder="https://example.com/keygate"></div>
+<div class="field"><label for="url">URL</label>
+<input id="url" name="url" type="text" inputmode="url" autocomplete="off" required placeholder="https://example.com/keygate"></div>
 <div class="field"><label for="description">Description</label><input id="description" name="description" type="text" maxlength="500"></div>
 <button type="submit" class="primary">Add endpoint</button>
 </form></section>`;
 }
 
-const attemptLine = (a: DeliveryView['attempts'][number]) =>
-  html`<li>${dateTime(a.at)}: ${a.status === null ? 'no answer' : `HTTP ${a.status}`} in ${a.durationMs} ms${a.error ? html` · ${a.error}` : false}${a.response ? html`<pre class="answer">${a.response.split('\n').slice(0, 5).join('\n')}</pre>` : false}</li>`;
+const attemptLine = (a: DeliveryView['attempts'][number]) => {
+  const answer = a.response ? html`<pre class="answer">${a.response.split('\n').slice(0, 5).join('\n')}</pre>` : false;
+  const status = a.status === null ? 'no answer' : `HTTP ${a.status}`;
+  return html`<li>${dateTime(a.at)}: ${status} in ${a.durationMs} ms${a.error ? html` · ${a.error}` : false}${answer}</li>`;
+};
+
+const nextAttempt = (d: DeliveryView) => (d.nextAttemptAt ? html` · next attempt ${dateTime(d.nextAttemptAt)}` : false);
+
+const deliveryItem = (w: EndpointView) => (d: DeliveryView) => html`<li class="panel">
+<h3><code>${d.type}</code> <span class="badge${d.state === 'failed' ? ' bad' : ''}">${d.state}</span></h3>
+<p class="muted key-name">Event ${d.eventId} · ${dateTime(d.createdAt)}${nextAttempt(d)}</p>
+${d.attempts.length ? html`<ol class="attempts">${d.attempts.map(attemptLine)}</ol>` : html`<p>No attempt yet.</p>`}
+${post(`/admin/webhooks/${w.id}/deliveries/${d.eventId}/redeliver`, 'Redeliver')}
+</li>`;
 
 function deliveriesMain(w: EndpointView, deliveries: DeliveryView[]): Html {
   return html`<div class="wide"></div><p><a href="/admin/webhooks">All endpoints</a></p><h1 class="key-name">${w.url}</h1>
 <p>${stateBadge(w)} · events ${w.events?.join(', ') ?? 'all'} · ${post(`/admin/webhooks/${w.id}/test`, 'Send test')}</p>
 <h2>Recent deliveries</h2>
-${deliveries.length === 0 ? html`<p>No deliveries yet.</p>` : html`<ul class="console-keys deliveries">${deliveries.map((d) => html`<li class="panel">
-<h3><code>${d.type}</code> <span class="badge${d.state === 'failed' ? ' bad' : ''}">${d.state}</span></h3>
-<p class="muted key-name">Event ${d.eventId} · ${dateTime(d.createdAt)}${d.nextAttemptAt ? html` · next attempt ${dateTime(d.nextAttemptAt)}` : false}</p>
-${d.attempts.length ? html`<ol class="attempts">${d.attempts.map(attemptLine)}</ol>` : html`<p>No attempt yet.</p>`}
-${post(`/admin/webhooks/${w.id}/deliveries/${d.eventId}/redeliver`, 'Redeliver')}
-</li>`)}</ul>`}`;
+${deliveries.length === 0
+    ? html`<p>No deliveries yet.</p>`
+    : html`<ul class="console-keys deliveries">${deliveries.map(deliveryItem(w))}</ul>`}`;
 }
 
 export function webhookPages({ config, webhooks }: { config: Config; webhooks: WebhookService }): Router<GatewayState> {
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
-  const admin = (ctx: GatewayContext) => {
-    const c = ctx.state.caller;
-    if (c.kind !== 'session') throw new AppError('UNAUTHENTICATED', 'Sign in to use the operator console.');
-    if (c.user.role !== 'admin') throw new AppError('FORBIDDEN', 'The operator console is for admins.');
-    return c.user;
-  };
-  const show = (ctx: GatewayContext, email: string, title: string, main: Html) => sendConsolePage(ctx, pageConfig(config), { title, current: '/admin/webhooks', email, main });
+  router.use(requireAdminPage(config));
+  const pages = webhookPageOperations;
+  const show = (ctx: GatewayContext, email: string, title: string, main: Html) =>
+    sendConsolePage(ctx, pageConfig(config), { title, current: '/admin/webhooks', email, main });
   const back = (ctx: GatewayContext, to: string) => { ctx.status = 303; ctx.redirect(to); };
 
-  router.get('/admin/webhooks', async (ctx) => {
-    const u = admin(ctx);
+  serve(router, pages.list, async (ctx) => {
+    const u = theAdmin(ctx);
     await show(ctx, u.email, 'Webhooks', listMain(await webhooks.list(), null));
   });
-  router.post('/admin/webhooks', async (ctx) => {
-    const u = admin(ctx);
+  serve(router, pages.add, async (ctx) => {
+    const u = theAdmin(ctx);
     const form = new URLSearchParams(await readBodyText(ctx, 16 * 1024));
-    const created = await webhooks.create({ userId: u.id }, { url: form.get('url') ?? '', description: (form.get('description') ?? '').slice(0, 500) }, requestMeta(ctx));
+    const input = { url: form.get('url') ?? '', description: (form.get('description') ?? '').slice(0, 500) };
+    const created = await webhooks.create({ userId: u.id }, input, requestMeta(ctx));
     await show(ctx, u.email, 'Webhooks', listMain(await webhooks.list(), created));
   });
-  router.get('/admin/webhooks/:id', async (ctx) => {
-    const u = admin(ctx);
+  serve(router, pages.endpoint, async (ctx) => {
+    const u = theAdmin(ctx);
     const w = await webhooks.get(ctx.params.id!);
     await show(ctx, u.email, `Webhook ${w.url}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries));
   });
-  router.post('/admin/webhooks/:id/:action', async (ctx) => {
-    const u = admin(ctx);
+  serve(router, pages.act, async (ctx) => {
+    const u = theAdmin(ctx);
     const id = ctx.params.id!;
     const action = ctx.params.action;
     if (action === 'test') await webhooks.test({ userId: u.id }, id);
-    else if (action === 'disable' || action === 'enable') await webhooks.update({ userId: u.id }, id, { enabled: action === 'enable' }, requestMeta(ctx));
+    else if (action === 'disable' || action === 'enable') {
+      await webhooks.update({ userId: u.id }, id, { enabled: action === 'enable' }, requestMeta(ctx));
+    }
     else throw new AppError('NOT_FOUND', 'No such action.');
     back(ctx, action === 'test' ? `/admin/webhooks/${id}` : '/admin/webhooks');
   });
-  router.post('/admin/webhooks/:id/deliveries/:eventId/redeliver', async (ctx) => {
-    admin(ctx);
+  serve(router, pages.redeliver, async (ctx) => {
     await webhooks.redeliver(ctx.params.id!, ctx.params.eventId!);
     back(ctx, `/admin/webhooks/${ctx.params.id}`);
   });

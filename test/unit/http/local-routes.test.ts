@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import Router from '@koa/router';
-import { routerIndex } from '../../../src/http/local-routes.ts';
+import { routerIndex, servedRoutes } from '../../../src/http/local-routes.ts';
 import type { GatewayState } from '../../../src/http/state.ts';
 
 describe('dispatching to the gateway\'s own routers', () => {
@@ -28,5 +28,26 @@ describe('dispatching to the gateway\'s own routers', () => {
     const first = routerIndex(routers);
     for (let i = 0; i < 100; i++) first('/api/projects');
     expect(matches()).to.equal(2);
+  });
+
+  it('does not count a router\'s own middleware (its admin rule) as a route for every path', () => {
+    const guarded = new Router<GatewayState>();
+    guarded.use((_ctx, next) => next());
+    guarded.get('/admin/overview', () => {});
+    const after = new Router<GatewayState>().get('/healthz', () => {});
+    const first = routerIndex([guarded.prefix('/api'), after]);
+    expect(first('/api/admin/overview')).to.equal(0);
+    expect(first('/healthz')).to.equal(1);
+    expect(first('/api/projects')).to.equal(-1);
+  });
+
+  it('lists the routes the routers serve, without their middleware', () => {
+    const guarded = new Router<GatewayState>();
+    guarded.use((_ctx, next) => next());
+    guarded.get('/admin/overview', () => {}).post('/admin/policy/rollback', () => {});
+    expect(servedRoutes([guarded.prefix('/api')])).to.deep.equal([
+      { methods: ['HEAD', 'GET'], path: '/api/admin/overview' },
+      { methods: ['POST'], path: '/api/admin/policy/rollback' },
+    ]);
   });
 });
