@@ -185,8 +185,9 @@ export interface Drive {
 /**
  * Sends the requests in turn from `workers` loops until stopped, recording each answer. An answer
  * that does not come within 10 s is recorded as status 0: the hang the suite exists to catch.
+ * `pauseMs`: each loop rests this long after an answer, so a test can set the pace of its traffic.
  */
-export function drive(requests: Request[], workers = 3): Drive {
+export function drive(requests: Request[], workers = 3, pauseMs = 0): Drive {
   const started = Date.now();
   const answers: Answer[] = [];
   let stopped = false;
@@ -202,6 +203,7 @@ export function drive(requests: Request[], workers = 3): Drive {
         status = 0;
       }
       answers.push({ kind: r.kind, at, status, ms: now() - at });
+      if (pauseMs > 0) await sleep(pauseMs);
     }
   };
   const loops = Array.from({ length: workers }, (_, w) => loop(w));

@@ -77,19 +77,27 @@ export function createRedisQuotaBlocks(redis: RedisClient, opts: Pick<RedisCount
     const counter = windowKey(prefix, name, windowStart);
     return [counter, recordsKey(counter)];
   };
-  const run = (script: string, name: string, windowStart: Date, args: (string | number)[]) =>
-    evalWrite(redis, wait, { script, keys: keys(name, windowStart), args });
+  // `counted`: what a refused write gives back to the counter (replica-wait.ts), read from its answer.
+  const run = (script: string, name: string, windowStart: Date, args: (string | number)[], counted?: (answer: unknown) => number) => {
+    const both = keys(name, windowStart);
+    const back = counted && ((a: unknown): [string, number][] => [[both[0]!, counted(a)]]);
+    return evalWrite(redis, wait, { script, keys: both, args, ...(back && { counted: back }) });
+  };
   return {
     async lease(name, windowStart, want, limit, floor, ttlSeconds, t) {
       const args = [want, limit, floor, ttlSeconds, t.nowMs, t.leaseMs, t.id, t.claim];
-      const [granted, counted, claimed] = (await run(LEASE_BLOCK, name, windowStart, args)) as [number, number, number];
+      // Refused, the claimed part is given back; the recorded rest returns when its record expires.
+      const answer = await run(LEASE_BLOCK, name, windowStart, args, (a) => Number((a as unknown[])[2]));
+      const [granted, counted, claimed] = answer as [number, number, number];
       return { granted: Number(granted), counted: Number(counted), claimed: Number(claimed), id: t.id };
     },
-    claim: async (name, windowStart, id, want, nowMs) => Number(await run(CLAIM, name, windowStart, [id, want, nowMs])),
+    // Refused, the holder never gets the claimed part: it goes back to the counter.
+    claim: async (name, windowStart, id, want, nowMs) => Number(await run(CLAIM, name, windowStart, [id, want, nowMs], Number)),
     async handBack(name, windowStart, id, unspent) {
       await run(HAND_BACK, name, windowStart, [id, unspent]);
     },
     spendOne: async (name, windowStart, limit, ttlSeconds, nowMs) =>
-      Number(await run(SPEND_ONE, name, windowStart, [limit, ttlSeconds, nowMs])),
+      // Counted only when it fitted under the limit (the script answers limit + 1 otherwise).
+      Number(await run(SPEND_ONE, name, windowStart, [limit, ttlSeconds, nowMs], (v) => (Number(v) <= limit ? 1 : 0))),
   };
 }

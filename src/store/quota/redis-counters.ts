@@ -1,5 +1,5 @@
 import { REDIS_STORE, type RedisClient } from './redis-client.ts';
-import { evalWrite, isUnacknowledged, type ReplicaWait } from '../replica-wait.ts';
+import { evalWrite, isUnacknowledged, type CounterWrite, type ReplicaWait } from '../replica-wait.ts';
 import { StoreUnavailableError } from '../../errors.ts';
 import { fromStoreOf } from '../outage.ts';
 import type { CounterStore } from './engine.ts';
@@ -78,7 +78,7 @@ export function createRedisCounters(redis: RedisClient, opts: RedisCounterOption
     kind: 'redis',
     increment: (name, windowStart, ttlSeconds) => {
       const key = windowKey(prefix, name, windowStart);
-      const write = { script: INCREMENT_WINDOW, keys: [key], args: [ttlSeconds] };
+      const write: CounterWrite = { script: INCREMENT_WINDOW, keys: [key], args: [ttlSeconds], counted: () => [[key, 1]] };
       return guardCounter(key, async () => Number(await evalWrite(redis, wait, write)));
     },
     decrement: (name, windowStart) => {
@@ -93,7 +93,8 @@ export function createRedisCounters(redis: RedisClient, opts: RedisCounterOption
       const keys = groupKeys(prefix, all);
       const args = all.flatMap((c) => [c.limit, c.ttlSeconds]);
       return guardCounter(keys[0]!, async () => {
-        const answer = await evalWrite(redis, wait, { script: SPEND_ALL, keys, args: [count, ...args] });
+        const answer = await evalWrite(redis, wait, { script: SPEND_ALL, keys, args: [count, ...args],
+          counted: (a) => keys.map((k) => [k, Number((a as unknown[])[0])]) });
         const [granted, ...values] = (answer as (number | string)[]).map(Number);
         return { granted: granted!, values };
       });
