@@ -13,6 +13,8 @@ export interface TargetFigures {
   p99: number;
   /** requests/s of each round, in round order. */
   rounds: number[];
+  /** The server's CPU time per request, median of the rounds, in µs; null where it cannot be read. */
+  cpuMicros: number | null;
   stats: ServerStats | null;
   /** RSS right after the server started listening, before any request. */
   rssAtStart?: number;

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { Client, signUp } from '../support/http.ts';
 import { startServer, type ServerProcess } from './children.ts';
 import { checkServices, createBenchDatabase, deleteRedisCounters } from './database.ts';
-import { BENCH_DATABASE_URL, BENCH_REDIS_URL, cpuBusy, loadLine, positive } from './machine.ts';
+import { BENCH_DATABASE_URL, BENCH_REDIS_URL, cpuBusy, cpuMicrosOf, loadLine, positive } from './machine.ts';
 import { hangUps, load, type LoadResult, type LoadTarget } from './load.ts';
 import { benchLookup, type LookupBenchResult } from './lookup.ts';
 import { benchPolicy, benchPolicy64Scopes } from './policy.ts';
@@ -89,10 +89,14 @@ let compiled: string | null = null;
 /** RSS of each server right after it started listening, before any request. */
 const rssAtStart = new Map<string, number>();
 
+/** Every server started, for the CPU the others use while one is loaded. */
+const servers: ServerProcess[] = [];
+
 async function server(name: string, kind: ServerKind, opts?: ServerOptions): Promise<ServerProcess> {
   // Only the gateways are profiled: they are what the figures are about.
   const s = await startServer(name, kind, opts, kind === 'keygate' && args.profile ? resolve(args.profile, name.slice(1, 2)) : null, compiled);
   cleanups.push({ what: `stopping ${name}`, fn: () => s.stop() });
+  servers.push(s);
   rssAtStart.set(name, (await s.stats()).rssNow);
   return s;
 }
@@ -112,6 +116,30 @@ function survivesHangUps(f: TargetFigures): Verdict {
 }
 
 interface Target extends LoadTarget { id: TargetFigures['id']; label: string; server: ServerProcess }
+
+/** CPU µs used by the loaded server, and by all other servers together, so far. */
+function cpuNow(loaded: ServerProcess): { loaded: number | null; others: number | null } {
+  let others: number | null = 0;
+  for (const s of servers) {
+    if (s === loaded) continue;
+    const us = cpuMicrosOf(s.pid);
+    others = us === null || others === null ? null : others + us;
+  }
+  return { loaded: cpuMicrosOf(loaded.pid), others };
+}
+
+// A machine shared with other work moves requests/s between rounds by a third or more; the CPU a
+// server spends per request moves less, so it helps tell a slower machine from a slower gateway.
+// The other servers' CPU during a round shows whether one of them was busy meanwhile.
+interface RoundCpu { perRequest: number | null; othersMs: number | null }
+function roundCpu(before: ReturnType<typeof cpuNow>, after: ReturnType<typeof cpuNow>, requests: number): RoundCpu {
+  const spent = (a: number | null, b: number | null) => (a === null || b === null ? null : b - a);
+  const loaded = spent(before.loaded, after.loaded);
+  const others = spent(before.others, after.others);
+  return { perRequest: loaded === null || !requests ? null : loaded / requests, othersMs: others === null ? null : others / 1000 };
+}
+const cpuText = (c: RoundCpu) =>
+  (c.perRequest === null ? '' : `, ${Math.round(c.perRequest)} µs CPU a request (others ${Math.round(c.othersMs ?? 0)} ms)`);
 
 /** A resource id never asked before, as real traffic names them. */
 const randomId = () => `/api/projects/${Math.random().toString(16).slice(2, 12)}`;
@@ -254,14 +282,18 @@ async function main(): Promise<number> {
   for (const t of targets) await load(t, { ...loadOpts, seconds: WARMUP });
 
   const results = new Map<Target['id'], LoadResult[]>(targets.map((t) => [t.id, []]));
+  const cpuRounds = new Map<Target['id'], RoundCpu[]>(targets.map((t) => [t.id, []]));
   for (let r = 0; r < ROUNDS; r++) {
     // Each round starts with another target, so a slow drift of the machine lands on all of them.
     const order = targets.map((_, i) => targets[(i + r) % targets.length]!);
     const parts: string[] = [];
     for (const t of order) {
+      const before = cpuNow(t.server);
       const res = await load(t, { ...loadOpts, seconds: SECONDS });
+      const cpu = roundCpu(before, cpuNow(t.server), res.requests);
       results.get(t.id)!.push(res);
-      parts.push(`(${t.id}) ${Math.round(res.requestsPerSecond).toLocaleString('en')}/s p99 ${res.p99.toFixed(1)} ms`);
+      cpuRounds.get(t.id)!.push(cpu);
+      parts.push(`(${t.id}) ${Math.round(res.requestsPerSecond).toLocaleString('en')}/s p99 ${res.p99.toFixed(1)} ms${cpuText(cpu)}`);
     }
     log(`  round ${r + 1}: ${parts.join(', ')}`);
   }
@@ -277,6 +309,7 @@ async function main(): Promise<number> {
       p50: median(rs.map((x) => x.p50)),
       p99: median(rs.map((x) => x.p99)),
       rounds: rs.map((x) => x.requestsPerSecond),
+      cpuMicros: cpuRounds.get(t.id)!.some((c) => c.perRequest === null) ? null : median(cpuRounds.get(t.id)!.map((c) => c.perRequest!)),
       stats: await t.server.stats(),
       rssAtStart: rssAtStart.get(t.server.name),
     });
@@ -354,6 +387,13 @@ async function main(): Promise<number> {
   }
 
   log(`\n${httpTable(figures)}\n`);
+  if (figures.every((f) => f.cpuMicros !== null)) {
+    const cpuOf = (id: TargetFigures['id']) => fig(id).cpuMicros!;
+    const each = figures.map((f) => `(${f.id}) ${Math.round(f.cpuMicros!)} µs`).join(', ');
+    log(`CPU a request in the loaded server, median of the rounds: ${each}; (f) / (b) ${(cpuOf('f') / cpuOf('b')).toFixed(2)}. ` +
+      'It moves less than requests/s on a shared machine: a ratio of requests/s far from the ratio of CPU points at the machine, ' +
+      'not the gateway.\n');
+  }
   const aborts = figures.filter((f) => f.stats?.uncaughtAborts);
   if (aborts.length) {
     log(`Uncaught aborted-body errors, each of which would have ended the process: ${aborts.map((f) => `(${f.id}) ${f.stats!.uncaughtAborts}`).join(', ')}. ` +
