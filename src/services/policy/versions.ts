@@ -175,6 +175,8 @@ export function createPolicyVersionService({ pool, clock }: { pool: Pool; clock:
     return row;
   };
 
+  let builtLive: { key: string; engine: Promise<PolicyEngine> } | null = null;
+
   return {
     apply: (texts, who, source = 'policy') => applyPolicy(pool, texts, who, { clock, source }),
     async rollback(n, by, actor = {}, message) {
@@ -188,7 +190,14 @@ export function createPolicyVersionService({ pool, clock }: { pool: Pool; clock:
     async liveEngine(files) {
       const live = await findLiveVersion(pool);
       if (live) {
-        const engine = await engineOfTexts(textsOf(live), `live version ${live.version}`);
+        // A version never changes, so its engine is built once, not on every explain a console makes.
+        const key = `${live.version}:${live.sha256}`;
+        if (builtLive?.key !== key) builtLive = { key, engine: engineOfTexts(textsOf(live), `live version ${live.version}`) };
+        const building = builtLive;
+        const engine = await building.engine.catch((err: unknown) => {
+          if (builtLive === building) builtLive = null;
+          throw err;
+        });
         return { engine, version: live.version, sha256: live.sha256 };
       }
       const [rules, scopes] = await Promise.all([readStoredRules(pool), readScopesText(pool)]);

@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import type { Config } from '../../../src/config.ts';
 import { createPool, type Pool } from '../../../src/store/db.ts';
 import { migrate } from '../../../src/store/migrate.ts';
-import { createPolicyService } from '../../../src/services/policy/index.ts';
+import { createPolicyAdmin, createPolicyService, readPolicyFiles } from '../../../src/services/policy/index.ts';
+import { systemClock } from '../../../src/services/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { configFor, policyCli, policyCopy, root } from './support.ts';
 
@@ -44,6 +45,23 @@ describe('policy versions', () => {
       expect(r.code).to.equal(0);
       expect(r.out).to.include('as version 1 (');
       expect(await versions()).to.deep.equal([{ version: 1, message: 'first', applied_by: 'tester' }]);
+    });
+  });
+
+  describe('when the live engine is asked for again (each explain the console makes)', () => {
+    it('then it is built once per version, and anew once another version is live', async () => {
+      await cli('apply', '--message', 'open');
+      const service = createPolicyAdmin({ pool, clock: systemClock }).versions;
+      const texts = await readPolicyFiles(files);
+      const first = await service.liveEngine(texts);
+      expect(first.version).to.equal(1);
+      expect((await service.liveEngine(texts)).engine).to.equal(first.engine);
+      await files.append(CLOSE_PROJECTS);
+      await cli('apply', '--force', '--message', 'close projects');
+      const second = await service.liveEngine(texts);
+      expect(second.version).to.equal(2);
+      expect(second.engine).to.not.equal(first.engine);
+      expect(second.engine.decide({ kind: 'key', permissions: [], role: 'user' }, 'GET', '/api/projects/1').allowed).to.equal(false);
     });
   });
 
