@@ -9,7 +9,7 @@ import type { OAuthRuntime } from './provider.ts';
  * metadata documents, the MCP 401) is answered without it.
  */
 export interface OAuthHolder {
-  /** Null until the gateway knows its issuer, and for good when it cannot have one (main.ts). */
+  /** Null until the gateway knows its issuer, and for good when it cannot have one (src/gateway/serve.ts). */
   readonly issuer: string | null;
   /** The library, built once; null when there is no issuer. A build that failed is tried again. */
   runtime(): Promise<OAuthRuntime | null>;
