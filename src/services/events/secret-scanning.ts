@@ -27,6 +27,12 @@ export interface SecretScanningDeps {
   nowMs?: () => number;
 }
 
+/**
+ * The leak's location as stored and announced: PostgreSQL text and jsonb hold no NUL, and a report
+ * carrying one must still revoke its key, so each NUL becomes U+FFFD.
+ */
+const storable = (text: string): string => text.replaceAll('\u0000', '\ufffd');
+
 export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowMs = Date.now }: SecretScanningDeps) {
   let keys = new Map<string, string>();
   let readAt = -Infinity;
@@ -54,9 +60,12 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
 
   async function keyFor(identifier: string): Promise<string | null> {
     const age = nowMs() - readAt;
-    if (age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS)) {
+    const stale = age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS);
+    // A report for a key not known yet that arrives while the keys are being read (reports come in
+    // bursts, the first one starting the read) waits for that read rather than being refused.
+    if (stale || (reading && !keys.has(identifier))) {
       // Keys read before keep serving while the URL is away; with none at all, GitHub is told to retry.
-      await readKeys().catch(() => {
+      await (stale ? readKeys() : (reading ?? readKeys())).catch(() => {
         if (keys.size === 0) {
           throw new AppError(
             'SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 },
@@ -95,7 +104,9 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
     for (const t of tokens) {
       const row = ours(t) ? stored.get(sha256(t.token).toString('hex')) : undefined;
       // Revoked one by one through the key service: each is audited, signalled and announced.
-      if (row && !row.revoked_at && (await revokeLeaked(row.id, { url: t.url, source: t.source }))) row.revoked_at = new Date();
+      if (row && !row.revoked_at && (await revokeLeaked(row.id, { url: storable(t.url), source: storable(t.source) }))) {
+        row.revoked_at = new Date();
+      }
       out.push({ token_raw: t.token, token_type: t.type, label: row ? 'true_positive' : 'false_positive' });
     }
     return out;
