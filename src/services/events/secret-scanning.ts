@@ -62,10 +62,11 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
     const age = nowMs() - readAt;
     const stale = age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS);
     // A report for a key not known yet that arrives while the keys are being read (reports come in
-    // bursts, the first one starting the read) waits for that read rather than being refused.
+    // bursts, the first one starting the read) waits for that read rather than being refused;
+    // readKeys answers the read in flight when there is one.
     if (stale || (reading && !keys.has(identifier))) {
       // Keys read before keep serving while the URL is away; with none at all, GitHub is told to retry.
-      await (stale ? readKeys() : (reading ?? readKeys())).catch(() => {
+      await readKeys().catch(() => {
         if (keys.size === 0) {
           throw new AppError(
             'SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 },
