@@ -65,14 +65,15 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
     // bursts, the first one starting the read) waits for that read rather than being refused;
     // readKeys answers the read in flight when there is one.
     if (stale || (reading && !keys.has(identifier))) {
-      // Keys read before keep serving while the URL is away; with none at all, GitHub is told to retry.
-      await readKeys().catch(() => {
-        if (keys.size === 0) {
-          throw new AppError(
-            'SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 },
-          );
-        }
-      });
+      // Keys read before keep serving while the URL is away.
+      await readKeys().catch(() => undefined);
+    }
+    // With none at all (no read has worked yet, and the next may wait a minute), no report can be
+    // judged either way: GitHub is told to retry, not that the report is forged.
+    if (keys.size === 0) {
+      throw new AppError(
+        'SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 },
+      );
     }
     return keys.get(identifier) ?? null;
   }
