@@ -14,6 +14,8 @@ import type { Leak } from '../keys/service.ts';
 
 const KEYS_TTL_MS = 60 * 60 * 1000;
 const UNKNOWN_REFRESH_MS = 60 * 1000;
+/** The whole read of the keys, however its answer is paced (a wait between bytes alone has no end). */
+export const KEYS_READ_DEADLINE_MS = 10_000;
 
 export interface ReportedToken { token: string; type: string; url: string; source: string }
 export interface TokenVerdict { token_raw: string; token_type: string; label: 'true_positive' | 'false_positive' }
@@ -43,6 +45,7 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
       readAt = nowMs();
       const res = await request(keysUrl, {
         headers: { accept: 'application/json', 'user-agent': 'keygate' }, headersTimeout: 5000, bodyTimeout: 5000,
+        signal: AbortSignal.timeout(KEYS_READ_DEADLINE_MS),
       });
       if (res.statusCode !== 200) {
         await res.body.dump();
