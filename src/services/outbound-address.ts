@@ -28,6 +28,7 @@ const IPV4_SPECIAL: readonly [string, number][] = [
 const IPV6_SPECIAL: readonly [string, number][] = [
   ['::', 96], // unspecified, loopback and the old IPv4-compatible form (::127.0.0.1)
   ['::ffff:0:0', 96], // IPv4-mapped: whatever IPv4 address it carries, the answer is no
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT): behind a translator it reaches the IPv4 address it carries
   ['64:ff9b::', 96], // NAT64: reaches any IPv4 address, private ones included
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard

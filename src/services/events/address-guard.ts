@@ -11,6 +11,9 @@ import { isPublicAddress } from '../outbound-address.ts';
 
 export { isPublicAddress };
 
+/** The longest endpoint URL, as stored and sent (the parsed form, which can be far longer than the text given). */
+export const MAX_URL_LENGTH = 2048;
+
 /** Refuses what no endpoint may be: not https, credentials in the URL, a literal private address. */
 export function checkEndpointUrl(raw: string, allowPrivate: boolean): URL {
   let url: URL;
@@ -24,6 +27,7 @@ export function checkEndpointUrl(raw: string, allowPrivate: boolean): URL {
   };
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) refuse('must be https');
   if (url.username || url.password) refuse('may not hold credentials');
+  if (url.href.length > MAX_URL_LENGTH) refuse(`is longer than ${MAX_URL_LENGTH} characters once normalized`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!allowPrivate && isIP(host) && !isPublicAddress(host)) refuse('must name a public address');
   return url;

@@ -10,6 +10,12 @@ import { durationMs } from './duration.ts';
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 
+/**
+ * PostgreSQL's foreign-key violation: the attempt's delivery was deleted while the attempt was in
+ * flight (its endpoint deleted, or the event pruned), so its outcome has nowhere to be written.
+ */
+const deliveryGone = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23503';
+
 export interface DeliveryDeps {
   pool: Pool;
   config: Pick<Config, 'webhooks'>;
@@ -62,10 +68,15 @@ export function createDeliveryWorker({ pool, config, logger, onOutcome, pollMs =
 
   function launch(row: ClaimedRow): void {
     busy.set(row.endpoint_id, (busy.get(row.endpoint_id) ?? 0) + 1);
+    const unrecorded = (err: unknown): void => {
+      if (deliveryGone(err)) {
+        logger.debug({ webhookId: row.endpoint_id, eventId: row.event_id }, 'webhook attempt ended after its delivery was deleted');
+        return;
+      }
+      logTaskFailure(logger, err, `webhook ${row.endpoint_id}: an attempt could not be recorded; it is tried again when its claim lapses`);
+    };
     const p: Promise<void> = attempt(row)
-      .catch((err: unknown) => logTaskFailure(
-        logger, err, `webhook ${row.endpoint_id}: an attempt could not be recorded; it is tried again when its claim lapses`,
-      ))
+      .catch(unrecorded)
       .finally(() => {
         inFlight.delete(p);
         const n = (busy.get(row.endpoint_id) ?? 1) - 1;

@@ -14,6 +14,8 @@ import type { Leak } from '../keys/service.ts';
 
 const KEYS_TTL_MS = 60 * 60 * 1000;
 const UNKNOWN_REFRESH_MS = 60 * 1000;
+/** The whole read of the keys, however its answer is paced (a wait between bytes alone has no end). */
+export const KEYS_READ_DEADLINE_MS = 10_000;
 
 export interface ReportedToken { token: string; type: string; url: string; source: string }
 export interface TokenVerdict { token_raw: string; token_type: string; label: 'true_positive' | 'false_positive' }
@@ -27,6 +29,12 @@ export interface SecretScanningDeps {
   nowMs?: () => number;
 }
 
+/**
+ * The leak's location as stored and announced: PostgreSQL text and jsonb hold no NUL, and a report
+ * carrying one must still revoke its key, so each NUL becomes U+FFFD.
+ */
+const storable = (text: string): string => text.replaceAll('\u0000', '\ufffd');
+
 export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowMs = Date.now }: SecretScanningDeps) {
   let keys = new Map<string, string>();
   let readAt = -Infinity;
@@ -37,6 +45,7 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
       readAt = nowMs();
       const res = await request(keysUrl, {
         headers: { accept: 'application/json', 'user-agent': 'keygate' }, headersTimeout: 5000, bodyTimeout: 5000,
+        signal: AbortSignal.timeout(KEYS_READ_DEADLINE_MS),
       });
       if (res.statusCode !== 200) {
         await res.body.dump();
@@ -54,15 +63,20 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
 
   async function keyFor(identifier: string): Promise<string | null> {
     const age = nowMs() - readAt;
-    if (age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS)) {
-      // Keys read before keep serving while the URL is away; with none at all, GitHub is told to retry.
-      await readKeys().catch(() => {
-        if (keys.size === 0) {
-          throw new AppError(
-            'SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 },
-          );
-        }
-      });
+    const stale = age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS);
+    // A report for a key not known yet that arrives while the keys are being read (reports come in
+    // bursts, the first one starting the read) waits for that read rather than being refused;
+    // readKeys answers the read in flight when there is one.
+    if (stale || (reading && !keys.has(identifier))) {
+      // Keys read before keep serving while the URL is away.
+      await readKeys().catch(() => undefined);
+    }
+    // With none at all (no read has worked yet, and the next may wait a minute), no report can be
+    // judged either way: GitHub is told to retry, not that the report is forged.
+    if (keys.size === 0) {
+      throw new AppError(
+        'SERVICE_UNAVAILABLE', 'The signing keys of the report could not be read; try again later.', {}, { retryAfterSeconds: 60 },
+      );
     }
     return keys.get(identifier) ?? null;
   }
@@ -95,7 +109,9 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
     for (const t of tokens) {
       const row = ours(t) ? stored.get(sha256(t.token).toString('hex')) : undefined;
       // Revoked one by one through the key service: each is audited, signalled and announced.
-      if (row && !row.revoked_at && (await revokeLeaked(row.id, { url: t.url, source: t.source }))) row.revoked_at = new Date();
+      if (row && !row.revoked_at && (await revokeLeaked(row.id, { url: storable(t.url), source: storable(t.source) }))) {
+        row.revoked_at = new Date();
+      }
       out.push({ token_raw: t.token, token_type: t.type, label: row ? 'true_positive' : 'false_positive' });
     }
     return out;

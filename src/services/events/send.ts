@@ -10,6 +10,9 @@ export const LOGGED_ANSWER_BYTES = 1024;
 /** An attempt that has no 2xx answer within this is a failure. */
 export const ATTEMPT_DEADLINE_MS = 10_000;
 
+/** The log's text columns hold no NUL: an answer (or an error) carrying one is kept with U+FFFD in its place. */
+const loggable = (text: string): string => text.replaceAll('\u0000', '\ufffd');
+
 export interface Sender {
   send(url: string, headers: Record<string, string>, body: string): Promise<AttemptResult>;
   close(): Promise<void>;
@@ -47,14 +50,14 @@ export function createSender(opts: { allowPrivateAddresses: boolean; deadlineMs?
           if (size >= MAX_ANSWER_BYTES) break;
         }
         // Leaving the loop early (a huge answer) destroys the body; nothing more is read.
-        const answer = Buffer.concat(chunks).subarray(0, LOGGED_ANSWER_BYTES).toString('utf8');
+        const answer = loggable(Buffer.concat(chunks).subarray(0, LOGGED_ANSWER_BYTES).toString('utf8'));
         const ok = res.statusCode >= 200 && res.statusCode < 300;
         return { ok, status: res.statusCode, durationMs: took(), error: ok ? null : `answered ${res.statusCode}`, response: answer };
       } catch (err) {
         const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
         const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
         const why = timedOut ? `no answer within ${deadlineMs} ms` : (e.cause?.message ?? e.message);
-        return { ok: false, status: null, durationMs: took(), error: why.slice(0, 500), response: null };
+        return { ok: false, status: null, durationMs: took(), error: loggable(why.slice(0, 500)), response: null };
       }
     },
     close: () => agent.close(),

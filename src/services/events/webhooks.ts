@@ -3,7 +3,7 @@ import { withTransaction, type Pool } from '../../store/db.ts';
 import * as store from '../../store/webhooks.ts';
 import { insertEventFor } from '../../store/outbox.ts';
 import { actorColumns, insertAuditEntry, type AuditActor, type AuditDetail } from '../../store/audit.ts';
-import { notFound } from '../../errors.ts';
+import { AppError, notFound } from '../../errors.ts';
 import type { RequestMeta } from '../accounts.ts';
 import type { Clock } from '../clock.ts';
 import { checkEndpointUrl } from './address-guard.ts';
@@ -35,6 +35,14 @@ const view = (r: store.EndpointRow): EndpointView => ({
   disabledReason: r.disabled_reason, createdAt: r.created_at.toISOString(),
 });
 
+/** PostgreSQL text holds no NUL: a description with one is bad input, refused before anything is written. */
+function checkDescription(description: string | undefined): void {
+  if (description?.includes('\u0000')) {
+    const errors = [{ path: 'description', message: 'must not contain NUL' }];
+    throw new AppError('VALIDATION_FAILED', 'The description must not contain NUL.', { errors });
+  }
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
@@ -59,6 +67,7 @@ export function createWebhookService({ pool, config, clock }: { pool: Pool; conf
     /** The secret is answered this once; it is never shown again. */
     async create(actor: AuditActor, input: EndpointInput, meta: RequestMeta): Promise<EndpointView & { secret: string }> {
       const url = checkEndpointUrl(input.url, allowPrivate).href;
+      checkDescription(input.description);
       const secret = newSecret();
       const row = await withTransaction(pool, async (tx) => {
         const r = await store.insertEndpoint(tx, { url, events: input.events ?? null, description: input.description ?? '', secret });
@@ -74,6 +83,7 @@ export function createWebhookService({ pool, config, clock }: { pool: Pool; conf
 
     async update(actor: AuditActor, id: string, patch: EndpointPatch, meta: RequestMeta): Promise<EndpointView> {
       const url = patch.url === undefined ? undefined : checkEndpointUrl(patch.url, allowPrivate).href;
+      checkDescription(patch.description);
       await found(id);
       const row = await withTransaction(pool, async (tx) => {
         const before = await store.findEndpoint(tx, id, true);
