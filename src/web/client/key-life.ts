@@ -20,13 +20,27 @@ export function expiryOf(form: HTMLFormElement): { expiresIn?: number; expiresAt
   return { expiresIn: Number(choice) * 86_400 };
 }
 
+/**
+ * What a rotated key's figure counts. The quota is per key and a successor starts with its own, so
+ * its figure is its own requests, not its predecessor's carried over; the row says so, or a new key
+ * showing 0 reads as lost history.
+ */
+export function successorNote(key: ApiKeyView, listed: ReadonlySet<string>): string | null {
+  if (!key.rotatedFrom) return null;
+  const before = listed.has(key.rotatedFrom)
+    ? 'those made with the key it replaces are on that key’s row'
+    : 'those made with the key it replaced are not counted here';
+  return `Counts only requests made with this key, which has a daily quota of its own: ${before}.`;
+}
+
 /** Draws each listed key's last 30 days into its slot; a chart that cannot load says so. */
 export async function drawUsage(api: Api, list: HTMLElement, keys: ApiKeyView[]): Promise<void> {
+  const listed = new Set(keys.map((k) => k.id));
   await Promise.all(keys.map(async (key) => {
     const slot = list.querySelector<HTMLElement>(`[data-usage-for="${CSS.escape(key.id)}"]`);
     if (!slot) return;
     const res = await api.get<{ days: UsageDay[] }>(`/api-keys/${encodeURIComponent(key.id)}/usage?days=30`);
-    slot.replaceChildren(res.ok ? usageChart(res.data.days) : document.createTextNode('Usage could not be loaded.'));
+    slot.replaceChildren(res.ok ? usageChart(res.data.days, successorNote(key, listed)) : document.createTextNode('Usage could not be loaded.'));
   }));
 }
 

@@ -27,7 +27,7 @@ export function usageSummary(days: UsageDay[]): string {
   return refused ? `${requests}, ${refused.toLocaleString('en')} refused over the daily quota` : requests;
 }
 
-export function usageChart(days: UsageDay[]): HTMLElement {
+export function usageChart(days: UsageDay[], note: string | null = null): HTMLElement {
   const max = Math.max(1, ...days.map((d) => d.requests));
   const step = WIDTH / days.length;
   const drawing = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT + AXIS}`, width: WIDTH, height: HEIGHT + AXIS, 'aria-hidden': 'true', focusable: 'false', class: 'usage-bars' });
@@ -49,5 +49,7 @@ export function usageChart(days: UsageDay[]): HTMLElement {
     drawing.append(svg('rect', { x, y: (HEIGHT - servedH).toFixed(2), width: w, height: servedH.toFixed(2), class: 'bar' }));
     if (refusedH) drawing.append(svg('rect', { x, y: (HEIGHT - servedH - refusedH).toFixed(2), width: w, height: refusedH.toFixed(2), class: 'bar-refused' }));
   });
-  return el('figure', { class: 'usage' }, drawing, el('figcaption', { class: 'usage-text' }, usageSummary(days)));
+  const caption = el('figcaption', { class: 'usage-text' }, usageSummary(days));
+  if (note) caption.append(el('span', { class: 'usage-note' }, note));
+  return el('figure', { class: 'usage' }, drawing, caption);
 }

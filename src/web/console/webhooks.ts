@@ -7,7 +7,7 @@ import { readBodyText } from '../../http/body.ts';
 import type { DeliveryView, EndpointView, WebhookService } from '../../services/events/webhooks.ts';
 import { html, type Html } from '../layout.ts';
 import { pageConfig } from '../routes.ts';
-import { dateTime, sendConsolePage } from './frame.ts';
+import { confirmLink, confirmPage, dateTime, sendConsolePage } from './frame.ts';
 
 // /admin/webhooks: the endpoints, their recent deliveries and attempts, and the actions of the
 // admin API (add, test, disable or enable, redeliver) as plain forms that work without script.
@@ -18,15 +18,21 @@ const stateBadge = (w: EndpointView) => (w.enabled
 
 const post = (action: string, label: string, cls = 'secondary') => html`<form method="post" action="${action}" class="inline-form"><button type="submit" class="${cls}">${label}</button></form>`;
 
+// Disabling is asked first, as the console's other actions that stop something are: a link to a
+// confirmation page, which the page script opens as a dialog instead.
+const DISABLE_TEXT = 'No event is sent to it while it is disabled, and events from that time are not sent later.';
+const disableLink = (w: EndpointView) => confirmLink(`/admin/webhooks/${w.id}/disable`, 'Disable',
+  { title: `Disable ${w.url}?`, text: DISABLE_TEXT, go: 'Disable endpoint', danger: true });
+
 function listMain(hooks: EndpointView[], created: { url: string; secret: string } | null): Html {
   return html`<div class="wide"></div><h1>Webhooks</h1>
 <p class="lead">keygate posts signed events (Standard Webhooks) to these endpoints when keys, grants, users or the policy change.</p>
 ${created ? html`<section class="panel notice" role="status"><h2>Endpoint added</h2><p>Its signing secret, shown this once: copy it into the receiver of ${created.url}.</p><p><code class="secret">${created.secret}</code></p></section>` : false}
-${hooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="table-wrap"><table>
+${hooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Webhook endpoints"><table>
 <caption class="visually-hidden">Webhook endpoints</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Description</th><th scope="col">Actions</th></tr></thead>
 <tbody>${hooks.map((w) => html`<tr><th scope="row" class="key-name"><a href="/admin/webhooks/${w.id}">${w.url}</a></th><td>${w.events?.join(', ') ?? 'all'}</td><td>${stateBadge(w)}</td><td>${w.description}</td>
-<td>${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${post(`/admin/webhooks/${w.id}/${w.enabled ? 'disable' : 'enable'}`, w.enabled ? 'Disable' : 'Enable')}</td></tr>`)}</tbody>
+<td>${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${w.enabled ? disableLink(w) : post(`/admin/webhooks/${w.id}/enable`, 'Enable')}</td></tr>`)}</tbody>
 </table></div>`}
 <section class="panel" aria-labelledby="add-title"><h2 id="add-title">Add an endpoint</h2>
 <form method="post" action="/admin/webhooks">
@@ -76,6 +82,12 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
     const u = admin(ctx);
     const w = await webhooks.get(ctx.params.id!);
     await show(ctx, u.email, `Webhook ${w.url}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries));
+  });
+  router.get('/admin/webhooks/:id/disable', async (ctx) => {
+    const u = admin(ctx);
+    const w = await webhooks.get(ctx.params.id!);
+    const main = confirmPage(ctx.path, { title: `Disable ${w.url}?`, text: DISABLE_TEXT, go: 'Disable endpoint', back: '/admin/webhooks' });
+    await show(ctx, u.email, `Disable ${w.url}?`, main);
   });
   router.post('/admin/webhooks/:id/:action', async (ctx) => {
     const u = admin(ctx);
