@@ -77,7 +77,9 @@ function userActions(u: UserRow, self: string): Html {
     : confirmLink(to('ban'), 'Ban', { title: `Ban ${u.email}?`, text: USER_WORDS.ban, go: 'Ban', danger: true });
   const role = u.role === 'admin'
     ? confirmLink(to('role-user'), 'Make user', { title: `Make ${u.email} a user?`, text: USER_WORDS.toUser, go: 'Make user' })
-    : confirmLink(to('role-admin'), 'Make admin', { title: `Make ${u.email} an admin?`, text: USER_WORDS.toAdmin, go: 'Make admin', danger: true });
+    : confirmLink(to('role-admin'), 'Make admin', {
+      title: `Make ${u.email} an admin?`, text: USER_WORDS.toAdmin, go: 'Make admin', danger: true,
+    });
   return html`${ban}
 ${role}
 <a class="action-link" href="${to('plan')}">Set plan</a>`;
@@ -85,7 +87,8 @@ ${role}
 
 
 function userRow(u: UserRow, self: string, defaultPlan: string): Html {
-  const keysLink = html`<a href="/admin/keys${queryOf({ owner: u.email })}" aria-label="${u.keysHeld} keys of ${u.email}">${u.keysHeld}</a>`;
+  const keysLink = html`<a href="/admin/keys${queryOf({ owner: u.email })}"
+ aria-label="${u.keysHeld} keys of ${u.email}">${u.keysHeld}</a>`;
   return html`<tr><th scope="row">${u.email}</th>${cell('Name', u.name)}${cell('Role', u.role)}
 ${cell('Plan', u.plan ?? html`${defaultPlan} <span class="muted">(default)</span>`)}
 ${cell('Banned', u.banned ? html`<span class="badge bad">banned</span>` : 'no')}${cell('Keys', keysLink)}
@@ -115,13 +118,18 @@ export interface KeyRow {
   rotatedFrom?: string | null; rotatedTo?: string | null
 }
 
+/** A link that finds a key by the start of its id, the filter a secret-scanning alert also needs. */
+const keyLink = (id: string, text: string, state = '') =>
+  html`<a href="/admin/keys${queryOf({ q: id.slice(0, 8), state })}"><code>${text}</code></a>`;
+
 /**
  * After a rotation two keys share a name: each says which key it replaces or is replaced by, a link
  * that finds that key by its id (named by its start when it is on this page too).
  */
 function rotationWords(k: KeyRow, starts: Map<string, string>): Html {
-  const link = (id: string) => html`<a href="/admin/keys${queryOf({ q: id.slice(0, 8) })}"><code>${starts.get(id) ?? id.slice(0, 8)}…</code></a>`;
-  return html`${k.rotatedFrom ? html` · replaces ${link(k.rotatedFrom)}` : false}${k.rotatedTo ? html` · replaced by ${link(k.rotatedTo)}` : false}`;
+  const link = (id: string) => keyLink(id, `${starts.get(id) ?? id.slice(0, 8)}…`);
+  return html`${k.rotatedFrom ? html` · replaces ${link(k.rotatedFrom)}` : false}${
+    k.rotatedTo ? html` · replaced by ${link(k.rotatedTo)}` : false}`;
 }
 
 /** A plain form (no script needed): the new expiry in UTC, or never; it returns to the same filter. */
@@ -135,38 +143,87 @@ function expiryForm(k: KeyRow, f: Record<string, string>): Html {
 </form>`;
 }
 
-export function keysMain(keys: { key: KeyRow; days: ChartDay[] | null }[], f: { owner: string; state: string; scope: string; q: string }, nextCursor: string | null, done: string | null): Html {
-  const opt = (v: string, label: string) => html`<option value="${v}"${f.state === v ? html` selected` : false}>${label}</option>`;
-  const starts = new Map(keys.map(({ key }) => [key.id, key.start]));
-  return html`<div class="wide"></div><h1>Keys</h1>
-${done ? html`<p class="notice" role="status">${done}</p>` : false}
-<form class="filters" method="get" action="/admin/keys" role="search">
-<div class="field"><label for="q">Key start or id</label><input id="q" name="q" type="search" value="${f.q}" minlength="4" maxlength="64" pattern="[A-Za-z0-9_\-]{4,64}" title="The start of a key as shown, such as key_AbC1, or the first characters of its id"></div>
-<div class="field"><label for="owner">Owner e-mail</label><input id="owner" name="owner" type="search" value="${f.owner}"></div>
-<div class="field"><label for="state">State</label><select id="state" name="state">${opt('', 'Any')}${opt('active', 'Active')}${opt('disabled', 'Disabled')}${opt('expired', 'Expired')}${opt('revoked', 'Revoked')}</select></div>
-<div class="field"><label for="scope">Scope</label><input id="scope" name="scope" type="search" value="${f.scope}" pattern="[a-z][a-z0-9\\-]{0,31}" title="A scope name, such as mcp"></div>
-<button type="submit" class="secondary">Filter</button>
-</form>
-${keys.length === 0 ? html`<p>No keys match.</p>` : html`<ul class="console-keys">${keys.map(({ key: k, days }) => html`<li class="panel">
+type KeyFilter = { owner: string; state: string; scope: string; q: string };
+
+/** Disable or enable, then revoke: each a link to its confirmation, back to the same filter. */
+function keyActions(k: KeyRow, f: KeyFilter): Html {
+  const to = (action: string) => `/admin/keys/${k.id}/${action}${queryOf(f)}`;
+  const toggle = k.revokedAt ? false : k.state === 'disabled'
+    ? confirmLink(to('enable'), 'Enable', { title: `Enable “${k.name}”?`, text: 'It works again, until its expiry.', go: 'Enable key' })
+    : confirmLink(to('disable'), 'Disable', {
+      title: `Disable “${k.name}”?`, text: `It is refused until it is enabled again; ${k.owner.email} can see it is disabled.`,
+      go: 'Disable key', danger: true,
+    });
+  const revoke = k.revokedAt ? html`Revoked ${dateTime(k.revokedAt)}` : confirmLink(to('revoke'), 'Revoke', {
+    title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`,
+    go: 'Revoke key', danger: true,
+  });
+  return html`<p>${toggle}
+${revoke}</p>`;
+}
+
+function keyItem(k: KeyRow, days: ChartDay[] | null, f: KeyFilter, starts: Map<string, string>): Html {
+  const usage = days
+    ? usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true })
+    : html`<p class="muted">A revoked key has no usage chart here.</p>`;
+  return html`<li class="panel">
 <h2>${k.name} <code>${k.start}…</code></h2>
 <p>Owner ${k.owner.email} · state <strong>${k.state}</strong> · scopes ${Object.keys(k.permissions).join(', ') || 'none'}
  · created ${dateTime(k.createdAt)} · last used ${dateTime(k.lastUsedAt)}
  · expires ${k.expiresAt ? dateTime(k.expiresAt) : 'never'}${rotationWords(k, starts)}</p>
-${days ? usageFigure(days, `Key “${k.name}”`, { small: true, collapsed: true }) : html`<p class="muted">A revoked key has no usage chart here.</p>`}
-<p>${k.revokedAt ? false : k.state === 'disabled'
-    ? confirmLink(`/admin/keys/${k.id}/enable${queryOf(f)}`, 'Enable', { title: `Enable “${k.name}”?`, text: 'It works again, until its expiry.', go: 'Enable key' })
-    : confirmLink(`/admin/keys/${k.id}/disable${queryOf(f)}`, 'Disable', { title: `Disable “${k.name}”?`, text: `It is refused until it is enabled again; ${k.owner.email} can see it is disabled.`, go: 'Disable key', danger: true })}
-${k.revokedAt ? html`Revoked ${dateTime(k.revokedAt)}` : confirmLink(`/admin/keys/${k.id}/revoke${queryOf(f)}`, 'Revoke', { title: `Revoke “${k.name}”?`, text: `Anything that sends this key of ${k.owner.email} stops working at once. This cannot be undone.`, go: 'Revoke key', danger: true })}</p>
+${usage}
+${keyActions(k, f)}
 ${k.revokedAt ? false : expiryForm(k, f)}
-</li>`)}</ul>`}
+</li>`;
+}
+
+export function keysMain(
+  keys: { key: KeyRow; days: ChartDay[] | null }[], f: KeyFilter, nextCursor: string | null, done: string | null,
+): Html {
+  const opt = (v: string, label: string) => html`<option value="${v}"${f.state === v ? html` selected` : false}>${label}</option>`;
+  const starts = new Map(keys.map(({ key }) => [key.id, key.start]));
+  const states = [['', 'Any'], ['active', 'Active'], ['disabled', 'Disabled'], ['expired', 'Expired'], ['revoked', 'Revoked']] as const;
+  return html`<div class="wide"></div><h1>Keys</h1>
+${done ? html`<p class="notice" role="status">${done}</p>` : false}
+<form class="filters" method="get" action="/admin/keys" role="search">
+<div class="field"><label for="q">Key start or id</label><input id="q" name="q" type="search" value="${f.q}"
+ minlength="4" maxlength="64" pattern="[A-Za-z0-9_\-]{4,64}"
+ title="The start of a key as shown, such as key_AbC1, or the first characters of its id"></div>
+<div class="field"><label for="owner">Owner e-mail</label><input id="owner" name="owner" type="search" value="${f.owner}"></div>
+<div class="field"><label for="state">State</label>
+<select id="state" name="state">${states.map(([v, label]) => opt(v, label))}</select></div>
+<div class="field"><label for="scope">Scope</label><input id="scope" name="scope" type="search" value="${f.scope}"
+ pattern="[a-z][a-z0-9\\-]{0,31}" title="A scope name, such as mcp"></div>
+<button type="submit" class="secondary">Filter</button>
+</form>
+${keys.length === 0
+    ? html`<p>No keys match.</p>`
+    : html`<ul class="console-keys">${keys.map(({ key, days }) => keyItem(key, days, f, starts))}</ul>`}
 ${nextCursor ? html`<p class="pager"><a href="/admin/keys${queryOf({ ...f, cursor: nextCursor })}">Next page</a></p>` : false}`;
 }
 
-export function auditMain(entries: AuditEntryView[], f: Record<'type' | 'actor' | 'owner' | 'from' | 'to', string>, kinds: readonly string[], nextCursor: string | null): Html {
+type AuditFilter = Record<'type' | 'actor' | 'owner' | 'from' | 'to', string>;
+
+function auditRow(e: AuditEntryView): Html {
+  const key = e.keyId ? keyLink(e.keyId, e.keyId.slice(0, 8), e.type === 'API_KEY_REVOKED' ? 'revoked' : '') : '—';
+  return html`<tr><td>${dateTime(e.at)}</td><td>${e.type}</td><td>${e.actorEmail ?? e.actor ?? '—'}</td><td>${e.ownerEmail ?? '—'}</td>
+<td>${key}</td><td>${detailOf(e)}</td></tr>`;
+}
+
+export function auditMain(entries: AuditEntryView[], f: AuditFilter, kinds: readonly string[], nextCursor: string | null): Html {
   const exp = (format: string) => `/api/admin/audit-log/export${queryOf({ format, ...f })}`;
+  const kind = (k: string) => html`<option value="${k}"${f.type === k ? html` selected` : false}>${k}</option>`;
+  const table = html`<div class="table-wrap" tabindex="0" role="region"
+ aria-label="Audit entries, scrolls sideways on a narrow screen"><table>
+<caption class="visually-hidden">Audit entries, newest first</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Actor</th><th scope="col">Owner</th><th scope="col">Key</th>
+<th scope="col">Detail</th></tr></thead>
+<tbody>${entries.map(auditRow)}</tbody>
+</table></div>`;
   return html`<div class="wide"></div><h1>Audit log</h1>
 <form class="filters" method="get" action="/admin/audit" role="search">
-<div class="field"><label for="type">Kind</label><select id="type" name="type"><option value="">Any</option>${kinds.map((k) => html`<option value="${k}"${f.type === k ? html` selected` : false}>${k}</option>`)}</select></div>
+<div class="field"><label for="type">Kind</label>
+<select id="type" name="type"><option value="">Any</option>${kinds.map(kind)}</select></div>
 <div class="field"><label for="actor">Actor e-mail (or cli)</label><input id="actor" name="actor" type="search" value="${f.actor}"></div>
 <div class="field"><label for="owner">Owner e-mail</label><input id="owner" name="owner" type="search" value="${f.owner}"></div>
 <div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${f.from}"></div>
@@ -174,11 +231,7 @@ export function auditMain(entries: AuditEntryView[], f: Record<'type' | 'actor' 
 <button type="submit" class="secondary">Filter</button>
 </form>
 <p>Export this filter: <a href="${exp('csv')}">CSV</a> · <a href="${exp('ndjson')}">NDJSON</a></p>
-${entries.length === 0 ? html`<p>No entries match.</p>` : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Audit entries, scrolls sideways on a narrow screen"><table>
-<caption class="visually-hidden">Audit entries, newest first</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Actor</th><th scope="col">Owner</th><th scope="col">Key</th><th scope="col">Detail</th></tr></thead>
-<tbody>${entries.map((e) => html`<tr><td>${dateTime(e.at)}</td><td>${e.type}</td><td>${e.actorEmail ?? e.actor ?? '—'}</td><td>${e.ownerEmail ?? '—'}</td><td>${e.keyId ? html`<a href="/admin/keys${queryOf({ q: e.keyId.slice(0, 8), state: e.type === 'API_KEY_REVOKED' ? 'revoked' : '' })}"><code>${e.keyId.slice(0, 8)}</code></a>` : '—'}</td><td>${detailOf(e)}</td></tr>`)}</tbody>
-</table></div>`}
+${entries.length === 0 ? html`<p>No entries match.</p>` : table}
 ${nextCursor ? html`<p class="pager"><a href="/admin/audit${queryOf({ ...f, cursor: nextCursor })}">Older entries</a></p>` : false}`;
 }
 
@@ -193,9 +246,7 @@ function detailOf(e: AuditEntryView): Html {
     parts.push(`${k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}: ${text}`);
   }
   // A rotation's entry names the new key in its own column; the key it replaced is a link here.
-  const replaced = e.previousKeyId
-    ? html`<li>replaces <a href="/admin/keys${queryOf({ q: e.previousKeyId.slice(0, 8) })}"><code>${e.previousKeyId.slice(0, 8)}</code></a></li>`
-    : false;
+  const replaced = e.previousKeyId ? html`<li>replaces ${keyLink(e.previousKeyId, e.previousKeyId.slice(0, 8))}</li>` : false;
   if (parts.length === 0 && !replaced) return html``;
   return html`<ul class="detail-list">${replaced}${parts.map((p) => html`<li>${p}</li>`)}</ul>`;
 }
