@@ -40,13 +40,20 @@ export async function drawUsage(api: Api, list: HTMLElement, keys: ApiKeyView[])
     const slot = list.querySelector<HTMLElement>(`[data-usage-for="${CSS.escape(key.id)}"]`);
     if (!slot) return;
     const res = await api.get<{ days: UsageDay[] }>(`/api-keys/${encodeURIComponent(key.id)}/usage?days=30`);
-    slot.replaceChildren(res.ok ? usageChart(res.data.days, successorNote(key, listed)) : document.createTextNode('Usage could not be loaded.'));
+    slot.replaceChildren(res.ok
+      ? usageChart(res.data.days, successorNote(key, listed))
+      : document.createTextNode('Usage could not be loaded.'));
   }));
 }
 
 export interface RotateFlow { ask(key: ApiKeyView, trigger: HTMLButtonElement): void }
 
-export function createRotateFlow(api: Api, on: { rotated(fresh: ApiKeyView, plaintext: string, old: ApiKeyView): void; failed(message: string, trigger: HTMLButtonElement): void }): RotateFlow {
+export interface RotateOutcome {
+  rotated(fresh: ApiKeyView, plaintext: string, old: ApiKeyView): void;
+  failed(message: string, trigger: HTMLButtonElement): void;
+}
+
+export function createRotateFlow(api: Api, on: RotateOutcome): RotateFlow {
   const dialog = byId('rotate-dialog', HTMLDialogElement);
   const form = dialog.querySelector('form')!;
   return {
@@ -62,10 +69,12 @@ export function createRotateFlow(api: Api, on: { rotated(fresh: ApiKeyView, plai
   async function close(key: ApiKeyView, trigger: HTMLButtonElement): Promise<void> {
     if (dialog.returnValue !== 'rotate') return trigger.focus();
     const grace = Number(new FormData(form).get('grace') ?? 86_400);
-    const res = await api.post<ApiKeyView & { key: string }>(`/api-keys/${encodeURIComponent(key.id)}/rotate`, { gracePeriodSeconds: grace });
+    const path = `/api-keys/${encodeURIComponent(key.id)}/rotate`;
+    const res = await api.post<ApiKeyView & { key: string }>(path, { gracePeriodSeconds: grace });
     if (!res.ok) {
       const p = res.problem;
-      const message = p.code === 'API_KEY_DAILY_LIMIT' ? 'You have created or rotated as many keys as allowed today. Try again after midnight UTC.'
+      const message = p.code === 'API_KEY_DAILY_LIMIT'
+        ? 'You have created or rotated as many keys as allowed today. Try again after midnight UTC.'
         : p.code === 'NOT_FOUND' ? `The key “${key.name}” can no longer be rotated: it was revoked, expired or already rotated.`
         : `The key “${key.name}” was not rotated${p.detail ? `: ${p.detail}` : '.'}`;
       return on.failed(message, trigger);
