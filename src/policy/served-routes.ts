@@ -100,6 +100,7 @@ export const servedRouteTable = [
   ['GET', '/admin/webhooks'],
   ['POST', '/admin/webhooks'],
   ['GET', '/admin/webhooks/:id'],
+  ['GET', '/admin/webhooks/:id/disable'],
   ['POST', '/admin/webhooks/:id/:action'],
   ['POST', '/admin/webhooks/:id/deliveries/:eventId/redeliver'],
   ['GET', '/v1/content'],

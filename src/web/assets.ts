@@ -38,14 +38,19 @@ function urlsOf(byEntry: Map<string, string>): AssetBundle['urls'] {
     if (!name) throw new Error(`the page bundle has no output for ${file}`);
     return `/assets/${name}`;
   };
-  return { signIn: url(entries['sign-in']), developers: url(entries.developers), console: url(entries.console), styles: url(entries.styles), icon: url('icon.svg') };
+  return {
+    signIn: url(entries['sign-in']), developers: url(entries.developers), console: url(entries.console), styles: url(entries.styles),
+    icon: url('icon.svg'),
+  };
 }
 
 /** The bundle bin/build.js wrote at install: file names by entry in manifest.json. */
 async function prebuilt(): Promise<AssetBundle> {
   const manifest = JSON.parse(await readFile(resolve(prebuiltDir, 'manifest.json'), 'utf8')) as Record<string, string>;
   const files = new Map<string, Asset>();
-  for (const name of Object.values(manifest)) files.set(name, { body: await readFile(resolve(prebuiltDir, name)), contentType: typeOf(name) });
+  for (const name of Object.values(manifest)) {
+    files.set(name, { body: await readFile(resolve(prebuiltDir, name)), contentType: typeOf(name) });
+  }
   return { files, urls: urlsOf(new Map(Object.entries(manifest))) };
 }
 

@@ -8,7 +8,8 @@ export function connectedAppsMarkup(): Html {
   return html`
 <section class="keys apps" aria-labelledby="apps-title">
 <h2 id="apps-title" tabindex="-1">Connected apps</h2>
-<p>Apps you allowed to act as you on the MCP server, such as an AI assistant you signed in to with this account. Each may use the MCP tools only, not the rest of the API. Revoke any you no longer use or trust.</p>
+<p>Apps you allowed to act as you on the MCP server, such as an AI assistant you signed in to with this account. Each may use the MCP
+ tools only, not the rest of the API. Revoke any you no longer use or trust.</p>
 <p id="apps-status" class="page-status" role="status" aria-live="polite"></p>
 <p id="apps-message" class="muted" role="status">Loading your connected apps…</p>
 <ul id="apps-list" class="key-list"></ul>

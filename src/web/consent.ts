@@ -21,9 +21,12 @@ export function consentMain({ uid, clientName, clientId, redirectOrigin, email, 
 <h1 class="auth-title">Connect ${clientName} to keygate?</h1>
 <section class="panel" aria-labelledby="consent-title">
 <h2 id="consent-title">${clientName} wants to act as you</h2>
-${documentHost ? html`<p class="consent-host">Described by <strong>${documentHost}</strong>: the name above is what that site says about itself.</p>` : ''}
+${documentHost
+    ? html`<p class="consent-host">Described by <strong>${documentHost}</strong>: the name above is what that site says about itself.</p>`
+    : ''}
 <p>Signed in as <strong>${email}</strong>.</p>
-<p>If you allow it, <strong>${clientName}</strong> may use the MCP server of this keygate as you: call its tools, read your account and key details, and spend your daily request quota. It cannot sign in to this page, manage your keys or use the rest of the API.</p>
+<p>If you allow it, <strong>${clientName}</strong> may use the MCP server of this keygate as you: call its tools, read your account and
+ key details, and spend your daily request quota. It cannot sign in to this page, manage your keys or use the rest of the API.</p>
 <dl class="consent-facts">
 <dt>Client id</dt><dd><code>${clientId}</code></dd>
 <dt>Answer sent to</dt><dd><code>${redirectOrigin}</code></dd>
@@ -44,12 +47,15 @@ export async function consentPage(input: ConsentInput, config: PageConfig): Prom
     headers: {
       // The answer leaves by a redirect to the client after a form post; browsers hold that redirect
       // to form-action, so the client's origin (and only it) joins 'self' on this page.
-      'Content-Security-Policy': pageHeaders['Content-Security-Policy']!.replace("form-action 'self'", `form-action 'self' ${input.redirectOrigin}`),
+      'Content-Security-Policy': pageHeaders['Content-Security-Policy']!
+        .replace("form-action 'self'", `form-action 'self' ${input.redirectOrigin}`),
       // Under no-referrer a form post says `Origin: null`, which the cross-site check refuses;
       // same-origin still sends nothing to the client the answer is redirected to.
       'Referrer-Policy': 'same-origin',
     },
-    body: layout({ title: 'Connect an app', script: null, assets: bundle, config, header: accountHeader(input.email), main: consentMain(input) }),
+    body: layout({
+      title: 'Connect an app', script: null, assets: bundle, config, header: accountHeader(input.email), main: consentMain(input),
+    }),
   };
 }
 

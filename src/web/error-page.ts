@@ -26,7 +26,9 @@ const wordsFor: Record<number, Words> = {
   429: { title: 'Too many requests', text: 'Wait a moment before you try again.' },
   500: { title: 'Something went wrong', text: 'This is a fault on our side, not anything you did.' },
   502: { title: 'The service behind keygate did not answer well', text: 'Try again in a moment.' },
-  503: { title: 'keygate is unavailable for a moment', text: 'A store it depends on is not answering, or it is stopping. Try again in a moment.' },
+  503: {
+    title: 'keygate is unavailable for a moment', text: 'A store it depends on is not answering, or it is stopping. Try again in a moment.',
+  },
   504: { title: 'The service behind keygate took too long', text: 'Try again in a moment.' },
 };
 
@@ -68,7 +70,9 @@ export function pageErrors(config: Config, log: (err: unknown, requestId: string
       ctx.redirect(signInFor(ctx.url));
       return true;
     }
-    const words = status === 401 ? { title: 'Sign in first', text: 'Your session has ended. Sign in again, then repeat what you were doing.' } : wordsOf(status, err);
+    const words = status === 401
+      ? { title: 'Sign in first', text: 'Your session has ended. Sign in again, then repeat what you were doing.' }
+      : wordsOf(status, err);
     const requestId = String((ctx.state as { requestId?: string }).requestId ?? '');
     const assets = await sharedAssets();
     ctx.set(pageHeaders);
@@ -82,7 +86,9 @@ export function pageErrors(config: Config, log: (err: unknown, requestId: string
       config: pageConfig(config),
       header: html``,
       main: html`<section class="panel"><h1>${words.title}</h1><p>${words.text}</p>
-${status >= 500 ? html`<p>If it goes on, give this request id to the people who run this server: <code class="request-id">${requestId}</code></p>` : html`<p class="muted">Request id: <code class="request-id">${requestId}</code></p>`}
+${status >= 500
+    ? html`<p>If it goes on, give this request id to the people who run this server: <code class="request-id">${requestId}</code></p>`
+    : html`<p class="muted">Request id: <code class="request-id">${requestId}</code></p>`}
 <p>${status === 401 ? html`<a href="/sign-in">Sign in</a>` : html`<a href="/">Go to keygate</a>`}</p></section>`,
     });
     return true;

@@ -39,7 +39,8 @@ export function rotateDialog(): Html {
   return html`<dialog id="rotate-dialog" aria-labelledby="rotate-title" aria-describedby="rotate-what">
 <form method="dialog">
 <h2 id="rotate-title">Rotate “<span id="rotate-name"></span>”?</h2>
-<p id="rotate-what">You get a new key with the same name and access, and today's request quota of your plan. Put it where the old one is used; the old key keeps working for the time you choose, then stops.</p>
+<p id="rotate-what">You get a new key with the same name and access, and today's request quota of your plan. Put it where the old one
+ is used; the old key keeps working for the time you choose, then stops.</p>
 <fieldset>
 <legend>The old key stops working</legend>
 ${grace('0', 'At once')}

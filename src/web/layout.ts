@@ -67,7 +67,8 @@ ${main}
 
 /** Response headers for every page: nothing runs, loads or frames the page but its own assets. */
 export const pageHeaders: Record<string, string> = {
-  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   // A page names the signed-in user and is drawn for their session: no cache may keep or replay it.

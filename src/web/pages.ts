@@ -25,7 +25,9 @@ function textField({ id, name, label, type, autocomplete, hint, maxlength, value
   return html`<div class="field">
 <label for="${id}">${label}</label>
 ${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : false}
-<input id="${id}" name="${name}" type="${type}" autocomplete="${autocomplete}" required aria-describedby="${describedBy}"${maxlength ? html` maxlength="${maxlength}"` : false}${value && type !== 'password' ? html` value="${value}"` : false}${error ? html` aria-invalid="true"` : false}>
+<input id="${id}" name="${name}" type="${type}" autocomplete="${autocomplete}" required aria-describedby="${describedBy}"${
+  maxlength ? html` maxlength="${maxlength}"` : false}${value && type !== 'password' ? html` value="${value}"` : false}${
+  error ? html` aria-invalid="true"` : false}>
 <p class="field-error" id="${id}-error">${error ?? ''}</p>
 </div>`;
 }
@@ -47,7 +49,8 @@ export interface SignInFormState {
  */
 export function signInMain(signUp: boolean, next: string | null = null, state: SignInFormState | null = null): Html {
   const on = (form: SignInFormState['form']) => (state?.form === form ? state : null);
-  const field = (form: SignInFormState['form'], f: FieldInput): Html => textField({ ...f, value: on(form)?.values[f.name], error: on(form)?.fields[f.name] });
+  const field = (form: SignInFormState['form'], f: FieldInput): Html =>
+    textField({ ...f, value: on(form)?.values[f.name], error: on(form)?.fields[f.name] });
   const keepNext = next ? html`<input type="hidden" name="next" value="${next}">` : false;
   return html`<div class="auth-grid">
 <h1 class="auth-title">Sign in to keygate</h1>
@@ -68,7 +71,10 @@ ${signUp
 ${keepNext}
 ${field('sign-up', { id: 'sign-up-name', name: 'name', label: 'Name', type: 'text', autocomplete: 'name', maxlength: 100 })}
 ${field('sign-up', { id: 'sign-up-email', name: 'email', label: 'E-mail', type: 'email', autocomplete: 'email' })}
-${field('sign-up', { id: 'sign-up-password', name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: '8 to 128 characters.', maxlength: 128 })}
+${field('sign-up', {
+    id: 'sign-up-password', name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password',
+    hint: '8 to 128 characters.', maxlength: 128,
+  })}
 <p class="form-error" id="sign-up-error" role="alert">${on('sign-up')?.error ?? ''}</p>
 <button type="submit" class="primary">Create account</button>
 </form>
@@ -84,7 +90,8 @@ export function accountHeader(email: string): Html {
 </div>`;
 }
 
-const breadcrumb = html`<nav aria-label="Breadcrumb"><ol class="breadcrumb"><li>Settings</li><li><a href="/settings/developers" aria-current="page">Developers</a></li></ol></nav>`;
+const breadcrumb = html`<nav aria-label="Breadcrumb"><ol class="breadcrumb"><li>Settings</li>
+<li><a href="/settings/developers" aria-current="page">Developers</a></li></ol></nav>`;
 
 /** One checkbox per available scope, or per action of a scope with several; labels from scopes.yaml. */
 function accessOptions(keys: KeysPageConfig): Html | false {
@@ -102,21 +109,26 @@ ${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : false}
 <legend>Access</legend>
 ${offered.map((s) => (single(s)
     ? option(`create-scope-${s.name}`, `${s.name}:access`, s.label, hint(s))
-    : html`${s.actions.map((a, i) => option(`create-scope-${s.name}-${a}`, `${s.name}:${a}`, `${s.label}: ${a}`, i === 0 ? hint(s) : ''))}`))}
+    : html`${s.actions.map((a, i) =>
+      option(`create-scope-${s.name}-${a}`, `${s.name}:${a}`, `${s.label}: ${a}`, i === 0 ? hint(s) : ''))}`))}
 </fieldset>`;
 }
 
 export function developersMain(keys: KeysPageConfig, apiPrefix: string): Html {
   return html`${breadcrumb}
 <h1>Developers</h1>
-<p class="lead">API keys let scripts and tools call this API as you. Send a key in the <code>x-api-key</code> header of a request to <code>${apiPrefix}/…</code>.</p>
+<p class="lead">API keys let scripts and tools call this API as you. Send a key in the <code>x-api-key</code> header of a request
+ to <code>${apiPrefix}/…</code>.</p>
 ${noScript}
 <p id="page-status" class="page-status" role="status" aria-live="polite"></p>
 
 <section class="panel" aria-labelledby="create-title">
 <h2 id="create-title">Create an API key</h2>
 <form id="create-form" method="post" novalidate>
-${textField({ id: 'create-name', name: 'name', label: 'Name', type: 'text', autocomplete: 'off', hint: 'So you can tell your keys apart, such as “CI deploys”. Up to 64 characters.', maxlength: 64 })}
+${textField({
+    id: 'create-name', name: 'name', label: 'Name', type: 'text', autocomplete: 'off',
+    hint: 'So you can tell your keys apart, such as “CI deploys”. Up to 64 characters.', maxlength: 64,
+  })}
 ${accessOptions(keys)}
 ${expiryOptions(keys.maxLifetimeDays)}
 <p class="form-error" id="create-error" role="alert"></p>
@@ -126,7 +138,8 @@ ${expiryOptions(keys.maxLifetimeDays)}
 
 <section id="new-key" class="panel reveal" aria-labelledby="new-key-title" hidden>
 <h2 id="new-key-title" tabindex="-1">Copy your new key now</h2>
-<p class="warning"><strong>This key will not be shown again.</strong> Only a fingerprint of it is stored, so it cannot be recovered. If you lose it, revoke it and create a new one.</p>
+<p class="warning"><strong>This key will not be shown again.</strong> Only a fingerprint of it is stored, so it cannot be recovered.
+ If you lose it, revoke it and create a new one.</p>
 <p class="key-label" id="new-key-label">Your new key, <span id="new-key-name"></span></p>
 <code id="new-key-value" class="secret" aria-labelledby="new-key-label"></code>
 <div class="actions">
@@ -147,7 +160,8 @@ ${expiryOptions(keys.maxLifetimeDays)}
 <h2 id="revoke-title">Revoke “<span id="revoke-name"></span>”?</h2>
 <div id="revoke-consequences">
 <p>Anything that sends this key stops working at once. This cannot be undone.</p>
-<p class="warning"><strong>Automations you created keep running</strong> on their schedule after the key is revoked. Review your automations, and stop any you no longer trust, above all if this key leaked.</p>
+<p class="warning"><strong>Automations you created keep running</strong> on their schedule after the key is revoked.
+ Review your automations, and stop any you no longer trust, above all if this key leaked.</p>
 </div>
 <div class="actions">
 <button type="submit" value="cancel" class="secondary" autofocus>Cancel</button>
@@ -163,7 +177,8 @@ export function keysOffMain(): Html {
 <h1>Developers</h1>
 <section class="panel" aria-labelledby="off-title">
 <h2 id="off-title">API keys are turned off</h2>
-<p>This server does not issue API keys, so there is nothing to create or revoke here. Scripts and tools cannot sign in with a key either.</p>
+<p>This server does not issue API keys, so there is nothing to create or revoke here.
+ Scripts and tools cannot sign in with a key either.</p>
 <p>If you need one, ask the people who run this server to turn API keys on.</p>
 </section>`;
 }

@@ -24,5 +24,7 @@ export function safeReturnPath(next: string | null | undefined): string | null {
 
 /** The sign-in address that returns to this console path afterwards (plain /sign-in for any other). */
 export function signInFor(pathAndQuery: string): string {
-  return safeReturnPath(pathAndQuery) && pathAndQuery.startsWith('/admin') ? `/sign-in?next=${encodeURIComponent(pathAndQuery)}` : '/sign-in';
+  return safeReturnPath(pathAndQuery) && pathAndQuery.startsWith('/admin')
+    ? `/sign-in?next=${encodeURIComponent(pathAndQuery)}`
+    : '/sign-in';
 }

@@ -52,7 +52,8 @@ export function webRoutes({ config, policy, accounts, leakedKeys }: WebDeps): Ro
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const assets = sharedAssets;
 
-  const sendPage = async (ctx: GatewayContext, pageCfg: PageConfig, page: { title: string; script: 'signIn' | 'developers'; header: Html; main: Html }) => {
+  type Page = { title: string; script: 'signIn' | 'developers'; header: Html; main: Html };
+  const sendPage = async (ctx: GatewayContext, pageCfg: PageConfig, page: Page) => {
     const bundle = await assets();
     ctx.set(pageHeaders);
     ctx.type = 'text/html; charset=utf-8';
@@ -71,7 +72,9 @@ export function webRoutes({ config, policy, accounts, leakedKeys }: WebDeps): Ro
   router.get('/', (ctx) => redirect(ctx, ctx.state.caller.kind === 'session' ? '/settings/developers' : '/sign-in'));
 
   const sendSignIn = async (ctx: GatewayContext, next: string | null, state: SignInFormState | null = null, status = 200) => {
-    await sendPage(ctx, pageConfig(config, policy.current.scopes), { title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp, next, state) });
+    await sendPage(ctx, pageConfig(config, policy.current.scopes), {
+      title: 'Sign in', script: 'signIn', header: raw(''), main: signInMain(config.auth.signUp, next, state),
+    });
     // Under no-referrer Chromium posts the forms with `Origin: null`, which the sign-in form's
     // cross-site rule refuses; same-origin still tells other sites nothing.
     ctx.set('Referrer-Policy', 'same-origin');
@@ -94,7 +97,8 @@ export function webRoutes({ config, policy, accounts, leakedKeys }: WebDeps): Ro
       title: 'Developers',
       script: 'developers',
       header: accountHeader(caller.user.email),
-      main: html`${pageCfg.keys ? developersMain(pageCfg.keys, config.apiPrefix) : keysOffMain()}${leakedKeysMarkup(leaked)}${pageCfg.connectedApps ? connectedAppsMarkup() : false}`,
+      main: html`${pageCfg.keys ? developersMain(pageCfg.keys, config.apiPrefix) : keysOffMain()}${leakedKeysMarkup(leaked)}${
+        pageCfg.connectedApps ? connectedAppsMarkup() : false}`,
     });
   });
 

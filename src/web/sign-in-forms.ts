@@ -37,12 +37,16 @@ function refuseOtherOrigin(ctx: GatewayContext, config: Config): void {
 export function signInForms(router: Router<GatewayState>, { config, accounts, sendSignIn }: SignInFormDeps): void {
   const secure = config.publicUrl?.startsWith('https:') ?? false;
 
-  const handle = <S extends typeof signInBody | typeof signUpBody>(form: SignInFormState['form'], schema: S, sentence: (p: Refusal) => string, act: (body: z.infer<S>, ctx: GatewayContext) => Promise<{ token: string; session: { expiresAt: Date } }>) =>
+  type Act<S extends z.ZodType> = (body: z.infer<S>, ctx: GatewayContext) => Promise<{ token: string; session: { expiresAt: Date } }>;
+  const handle = <S extends typeof signInBody | typeof signUpBody>(
+    form: SignInFormState['form'], schema: S, sentence: (p: Refusal) => string, act: Act<S>,
+  ) =>
     async (ctx: GatewayContext) => {
       refuseOtherOrigin(ctx, config);
       const fields = await readForm(ctx);
       const next = safeReturnPath(fields.get('next'));
-      const values = Object.fromEntries(['name', 'email'].filter((k) => fields.has(k)).map((k) => [k, String(fields.get(k)).slice(0, 254)]));
+      const values = Object.fromEntries(['name', 'email'].filter((k) => fields.has(k))
+        .map((k) => [k, String(fields.get(k)).slice(0, 254)]));
       const input = Object.fromEntries([...fields].filter(([k]) => k !== 'next'));
       try {
         const parsed = schema.safeParse(input);
@@ -59,7 +63,8 @@ export function signInForms(router: Router<GatewayState>, { config, accounts, se
       } catch (err) {
         // A refusal the person can act on is said on the form; anything else is an error page.
         if (!(err instanceof AppError) || statusOfError(err) >= 500) throw err;
-        await sendSignIn(ctx, next, { form, error: sentence({ code: err.code, detail: err.detail }), fields: {}, values }, statusOfError(err));
+        const error = sentence({ code: err.code, detail: err.detail });
+        await sendSignIn(ctx, next, { form, error, fields: {}, values }, statusOfError(err));
       }
     };
 

@@ -19,7 +19,9 @@ function asProblem(status: number, body: unknown): Problem {
     status,
     code: typeof b.code === 'string' ? b.code : `HTTP_${status}`,
     detail: typeof b.detail === 'string' ? b.detail : '',
-    errors: Array.isArray(b.errors) ? b.errors.filter((e): e is FieldError => typeof e?.path === 'string' && typeof e?.message === 'string') : [],
+    errors: Array.isArray(b.errors)
+      ? b.errors.filter((e): e is FieldError => typeof e?.path === 'string' && typeof e?.message === 'string')
+      : [],
   };
 }
 

@@ -22,7 +22,9 @@ type Child = Node | string | null | false;
  * Builds an element. Text always goes in as text nodes, never as markup: key names are chosen by
  * users and must not become HTML.
  */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K, attrs: Record<string, string> = {}, ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
   for (const child of children) if (child !== null && child !== false) node.append(child);

@@ -20,19 +20,40 @@ export function expiryOf(form: HTMLFormElement): { expiresIn?: number; expiresAt
   return { expiresIn: Number(choice) * 86_400 };
 }
 
+/**
+ * What a rotated key's figure counts. The quota is per key and a successor starts with its own, so
+ * its figure is its own requests, not its predecessor's carried over; the row says so, or a new key
+ * showing 0 reads as lost history.
+ */
+export function successorNote(key: ApiKeyView, listed: ReadonlySet<string>): string | null {
+  if (!key.rotatedFrom) return null;
+  const before = listed.has(key.rotatedFrom)
+    ? 'those made with the key it replaces are on that key’s row'
+    : 'those made with the key it replaced are not counted here';
+  return `Counts only requests made with this key, which has a daily quota of its own: ${before}.`;
+}
+
 /** Draws each listed key's last 30 days into its slot; a chart that cannot load says so. */
 export async function drawUsage(api: Api, list: HTMLElement, keys: ApiKeyView[]): Promise<void> {
+  const listed = new Set(keys.map((k) => k.id));
   await Promise.all(keys.map(async (key) => {
     const slot = list.querySelector<HTMLElement>(`[data-usage-for="${CSS.escape(key.id)}"]`);
     if (!slot) return;
     const res = await api.get<{ days: UsageDay[] }>(`/api-keys/${encodeURIComponent(key.id)}/usage?days=30`);
-    slot.replaceChildren(res.ok ? usageChart(res.data.days) : document.createTextNode('Usage could not be loaded.'));
+    slot.replaceChildren(res.ok
+      ? usageChart(res.data.days, successorNote(key, listed))
+      : document.createTextNode('Usage could not be loaded.'));
   }));
 }
 
 export interface RotateFlow { ask(key: ApiKeyView, trigger: HTMLButtonElement): void }
 
-export function createRotateFlow(api: Api, on: { rotated(fresh: ApiKeyView, plaintext: string, old: ApiKeyView): void; failed(message: string, trigger: HTMLButtonElement): void }): RotateFlow {
+export interface RotateOutcome {
+  rotated(fresh: ApiKeyView, plaintext: string, old: ApiKeyView): void;
+  failed(message: string, trigger: HTMLButtonElement): void;
+}
+
+export function createRotateFlow(api: Api, on: RotateOutcome): RotateFlow {
   const dialog = byId('rotate-dialog', HTMLDialogElement);
   const form = dialog.querySelector('form')!;
   return {
@@ -48,10 +69,12 @@ export function createRotateFlow(api: Api, on: { rotated(fresh: ApiKeyView, plai
   async function close(key: ApiKeyView, trigger: HTMLButtonElement): Promise<void> {
     if (dialog.returnValue !== 'rotate') return trigger.focus();
     const grace = Number(new FormData(form).get('grace') ?? 86_400);
-    const res = await api.post<ApiKeyView & { key: string }>(`/api-keys/${encodeURIComponent(key.id)}/rotate`, { gracePeriodSeconds: grace });
+    const path = `/api-keys/${encodeURIComponent(key.id)}/rotate`;
+    const res = await api.post<ApiKeyView & { key: string }>(path, { gracePeriodSeconds: grace });
     if (!res.ok) {
       const p = res.problem;
-      const message = p.code === 'API_KEY_DAILY_LIMIT' ? 'You have created or rotated as many keys as allowed today. Try again after midnight UTC.'
+      const message = p.code === 'API_KEY_DAILY_LIMIT'
+        ? 'You have created or rotated as many keys as allowed today. Try again after midnight UTC.'
         : p.code === 'NOT_FOUND' ? `The key “${key.name}” can no longer be rotated: it was revoked, expired or already rotated.`
         : `The key “${key.name}” was not rotated${p.detail ? `: ${p.detail}` : '.'}`;
       return on.failed(message, trigger);

@@ -96,7 +96,9 @@ function keyItem(key: ApiKeyView, scopes: PageScope[], actions: KeyActions, byId
   );
 }
 
-export function renderKeys(list: HTMLUListElement, message: HTMLElement, keys: ApiKeyView[], scopes: PageScope[], actions: KeyActions): void {
+export function renderKeys(
+  list: HTMLUListElement, message: HTMLElement, keys: ApiKeyView[], scopes: PageScope[], actions: KeyActions,
+): void {
   const byId = new Map(keys.map((k) => [k.id, k]));
   list.replaceChildren(...keys.map((k) => keyItem(k, scopes, actions, byId)));
   message.textContent = keys.length ? '' : 'You have no API keys yet. Create one above.';

@@ -14,7 +14,9 @@ const destination = safeReturnPath(new URLSearchParams(location.search).get('nex
 const inWords = (sentence: (p: Problem) => string) => (p: Problem) => (p.code === 'NETWORK' ? networkSentence : sentence(p));
 
 /** One form's submit: clear old errors, send, then go on or say in words what went wrong. */
-function wire(formId: string, errorId: string, path: string, body: (form: HTMLFormElement) => Record<string, string>, sentence: (p: Problem) => string) {
+function wire(
+  formId: string, errorId: string, path: string, body: (form: HTMLFormElement) => Record<string, string>, sentence: (p: Problem) => string,
+) {
   const form = maybeById(formId, HTMLFormElement);
   if (!form) return;
   const formError = byId(errorId, HTMLElement);
@@ -41,5 +43,7 @@ function wire(formId: string, errorId: string, path: string, body: (form: HTMLFo
   });
 }
 
-wire('sign-in-form', 'sign-in-error', '/auth/sign-in/email', (f) => ({ email: textOf(f, 'email'), password: textOf(f, 'password') }), inWords(signInSentence));
-wire('sign-up-form', 'sign-up-error', '/auth/sign-up/email', (f) => ({ name: textOf(f, 'name'), email: textOf(f, 'email'), password: textOf(f, 'password') }), inWords(signUpSentence));
+const signInBody = (f: HTMLFormElement) => ({ email: textOf(f, 'email'), password: textOf(f, 'password') });
+const signUpBody = (f: HTMLFormElement) => ({ name: textOf(f, 'name'), ...signInBody(f) });
+wire('sign-in-form', 'sign-in-error', '/auth/sign-in/email', signInBody, inWords(signInSentence));
+wire('sign-up-form', 'sign-up-error', '/auth/sign-up/email', signUpBody, inWords(signUpSentence));

@@ -27,10 +27,13 @@ export function usageSummary(days: UsageDay[]): string {
   return refused ? `${requests}, ${refused.toLocaleString('en')} refused over the daily quota` : requests;
 }
 
-export function usageChart(days: UsageDay[]): HTMLElement {
+export function usageChart(days: UsageDay[], note: string | null = null): HTMLElement {
   const max = Math.max(1, ...days.map((d) => d.requests));
   const step = WIDTH / days.length;
-  const drawing = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT + AXIS}`, width: WIDTH, height: HEIGHT + AXIS, 'aria-hidden': 'true', focusable: 'false', class: 'usage-bars' });
+  const drawing = svg('svg', {
+    viewBox: `0 0 ${WIDTH} ${HEIGHT + AXIS}`, width: WIDTH, height: HEIGHT + AXIS,
+    'aria-hidden': 'true', focusable: 'false', class: 'usage-bars',
+  });
   drawing.append(svg('line', { x1: 0, y1: HEIGHT + 0.5, x2: WIDTH, y2: HEIGHT + 0.5, class: 'axis' }));
   // 9px labels (styles.css): 6 units a character leaves room to spare for "26 Nov".
   for (const t of axisTicks(days.map((d) => d.date), { left: 0, right: WIDTH, charWidth: 6 })) {
@@ -47,7 +50,12 @@ export function usageChart(days: UsageDay[]): HTMLElement {
     const servedH = h(served);
     const refusedH = h(d.refused);
     drawing.append(svg('rect', { x, y: (HEIGHT - servedH).toFixed(2), width: w, height: servedH.toFixed(2), class: 'bar' }));
-    if (refusedH) drawing.append(svg('rect', { x, y: (HEIGHT - servedH - refusedH).toFixed(2), width: w, height: refusedH.toFixed(2), class: 'bar-refused' }));
+    if (refusedH) {
+      const y = (HEIGHT - servedH - refusedH).toFixed(2);
+      drawing.append(svg('rect', { x, y, width: w, height: refusedH.toFixed(2), class: 'bar-refused' }));
+    }
   });
-  return el('figure', { class: 'usage' }, drawing, el('figcaption', { class: 'usage-text' }, usageSummary(days)));
+  const caption = el('figcaption', { class: 'usage-text' }, usageSummary(days));
+  if (note) caption.append(el('span', { class: 'usage-note' }, note));
+  return el('figure', { class: 'usage' }, drawing, caption);
 }

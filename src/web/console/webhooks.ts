@@ -7,7 +7,7 @@ import { readBodyText } from '../../http/body.ts';
 import type { DeliveryView, EndpointView, WebhookService } from '../../services/events/webhooks.ts';
 import { html, type Html } from '../layout.ts';
 import { pageConfig } from '../routes.ts';
-import { dateTime, sendConsolePage } from './frame.ts';
+import { confirmLink, confirmPage, dateTime, sendConsolePage } from './frame.ts';
 import { theAdmin } from '../../http/admin-only.ts';
 import { requireAdminPage } from './admin-pages.ts';
 import { webhookPageOperations } from './operations.ts';
@@ -27,17 +27,24 @@ const createdNotice = (created: { url: string; secret: string }) => html`<sectio
 <p>Its signing secret, shown this once: copy it into the receiver of ${created.url}.</p>
 <p><code class="secret">${created.secret}</code></p></section>`;
 
-const toggle = (w: EndpointView) => post(`/admin/webhooks/${w.id}/${w.enabled ? 'disable' : 'enable'}`, w.enabled ? 'Disable' : 'Enable');
-
 const endpointRow = (w: EndpointView) => html`<tr><th scope="row" class="key-name"><a href="/admin/webhooks/${w.id}">${w.url}</a></th>
 <td>${w.events?.join(', ') ?? 'all'}</td><td>${stateBadge(w)}</td><td>${w.description}</td>
 <td>${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${toggle(w)}</td></tr>`;
+
+// Disabling is asked first, as the console's other actions that stop something are: a link to a
+// confirmation page, which the page script opens as a dialog instead.
+const DISABLE_TEXT = 'No event is sent to it while it is disabled, and events from that time are not sent later.';
+const disableLink = (w: EndpointView) => confirmLink(`/admin/webhooks/${w.id}/disable`, 'Disable',
+  { title: `Disable ${w.url}?`, text: DISABLE_TEXT, go: 'Disable endpoint', danger: true });
+
+const toggle = (w: EndpointView) => (w.enabled ? disableLink(w) : post(`/admin/webhooks/${w.id}/enable`, 'Enable'));
 
 function listMain(hooks: EndpointView[], created: { url: string; secret: string } | null): Html {
   return html`<div class="wide"></div><h1>Webhooks</h1>
 <p class="lead">keygate posts signed events (Standard Webhooks) to these endpoints when keys, grants, users or the policy change.</p>
 ${created ? createdNotice(created) : false}
-${hooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="table-wrap"><table>
+${hooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="table-wrap" tabindex="0" role="region"
+ aria-label="Webhook endpoints"><table>
 <caption class="visually-hidden">Webhook endpoints</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Description</th>
 <th scope="col">Actions</th></tr></thead>
@@ -99,6 +106,12 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
     const u = theAdmin(ctx);
     const w = await webhooks.get(ctx.params.id!);
     await show(ctx, u.email, `Webhook ${w.url}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries));
+  });
+  serve(router, pages.askDisable, async (ctx) => {
+    const u = theAdmin(ctx);
+    const w = await webhooks.get(ctx.params.id!);
+    const main = confirmPage(ctx.path, { title: `Disable ${w.url}?`, text: DISABLE_TEXT, go: 'Disable endpoint', back: '/admin/webhooks' });
+    await show(ctx, u.email, `Disable ${w.url}?`, main);
   });
   serve(router, pages.act, async (ctx) => {
     const u = theAdmin(ctx);

@@ -64,7 +64,8 @@ describe('web: the webhooks console page', function () {
 
       await t.page.goto('/admin/webhooks');
       await screenshot(t.page, 'console-webhooks-1280');
-      await t.page.getByRole('button', { name: 'Disable' }).click();
+      await t.page.getByRole('link', { name: 'Disable' }).click();
+      await t.page.getByRole('dialog').getByRole('button', { name: 'Disable endpoint' }).click();
       await t.page.getByText('disabled', { exact: true }).waitFor();
       expect((await admin.client.get('/api/admin/webhooks')).body.webhooks[0].enabled).to.equal(false);
       expect(t.problems).to.deep.equal([]);
