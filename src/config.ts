@@ -50,7 +50,10 @@ export interface Config extends Omit<FileConfig, 'mcpServer' | 'redis'> {
   host: string;
   port: number;
   databaseUrl: string | null;
-  /** A direct PostgreSQL URL for what needs a session of its own (LISTEN, migrations, policy apply) when DATABASE_URL is a transaction pooler. */
+  /**
+   * A direct PostgreSQL URL for what needs a session of its own (LISTEN, migrations, policy apply)
+   * when DATABASE_URL is a transaction pooler.
+   */
   databaseDirectUrl: string | null;
   /** Named prepared statements on DATABASE_URL: off by default behind a pooler (DATABASE_DIRECT_URL set). */
   preparedStatements: boolean;
@@ -109,7 +112,9 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     }
   }
   const file = parseConfig(raw);
-  if (env.DATABASE_DIRECT_URL && !env.DATABASE_URL) throw new ConfigError('DATABASE_DIRECT_URL: only meaningful with DATABASE_URL (the pooled URL)');
+  if (env.DATABASE_DIRECT_URL && !env.DATABASE_URL) {
+    throw new ConfigError('DATABASE_DIRECT_URL: only meaningful with DATABASE_URL (the pooled URL)');
+  }
   const port = env.PORT ? Number(env.PORT) : 3000;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: not a port number`);
   const surface = surfaceOf(file);

@@ -38,7 +38,8 @@ function describeIssue(top: Issue): string {
     return `${path}: expected ${options.join(' or ')}`;
   }
   if (issue.code === 'invalid_union' && path.endsWith('apiKeys')) {
-    return `${path}: expected { enabled: false } or { enabled: true, variant: A|B, ... } (Variant B takes only enabled, variant and prefix)`;
+    return `${path}: expected { enabled: false } or { enabled: true, variant: A|B, ... }`
+      + ' (Variant B takes only enabled, variant and prefix)';
   }
   return `${path}: ${issue.message}`;
 }

@@ -102,7 +102,11 @@ export const configSchema = z
       .strict()
       .default({ url: null, timeoutMs: 30_000, maxConcurrentPerCaller: 32 }),
     policy: z
-      .object({ model: z.string().default('policies/model.conf'), file: z.string().nullable().default(null), scopes: z.string().default('policies/scopes.yaml') })
+      .object({
+        model: z.string().default('policies/model.conf'),
+        file: z.string().nullable().default(null),
+        scopes: z.string().default('policies/scopes.yaml'),
+      })
       .strict()
       .default({ model: 'policies/model.conf', file: null, scopes: 'policies/scopes.yaml' }),
     keyCache: z
