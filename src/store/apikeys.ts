@@ -112,7 +112,7 @@ export async function updateKey(
 }
 
 /** The fields an update may change, as they stand, the row locked until the transaction ends. */
-type KeyFields = { name: string; enabled: boolean; expires_at: Date | null };
+interface KeyFields { name: string; enabled: boolean; expires_at: Date | null }
 
 export async function lockKeyFields(db: Queryable, id: string): Promise<KeyFields | null> {
   const { rows } = await db.query<KeyFields>(
