@@ -11,7 +11,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       level,
       base: { service: 'keygate' },
       redact: {
-        paths: ['key', 'plaintext', 'password', 'token', '*.key', '*.plaintext', '*.password', '*.token', 'headers', '*.headers', 'req.headers'],
+        paths: [
+          'key', 'plaintext', 'password', 'token', '*.key', '*.plaintext', '*.password', '*.token',
+          'headers', '*.headers', 'req.headers',
+        ],
         censor: '[redacted]',
       },
     },

@@ -16,7 +16,9 @@ interface Subcommand extends Usage {
 }
 
 function knownPlan(config: Config, plan: string): string {
-  if (!(plan in config.plans)) throw new UsageError(`plan "${plan}" is not defined in the configuration (plans: ${Object.keys(config.plans).join(', ')})`);
+  if (!(plan in config.plans)) {
+    throw new UsageError(`plan "${plan}" is not defined in the configuration (plans: ${Object.keys(config.plans).join(', ')})`);
+  }
   return plan;
 }
 
@@ -46,14 +48,18 @@ export const userCommands: Record<string, Subcommand> = {
     about: 'Creates an account that can sign in at once (the first admin, for one); the password takes 8 to 128 characters.',
     examples: ["npx keygate user create --email ada@example.com --password 'correct horse battery' --admin"],
     async run(args, { accounts, config, io }) {
-      const f = parseFlags(args, { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, admin: { type: 'boolean' }, plan: { type: 'string' } });
+      const f = parseFlags(args, {
+        email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' },
+        admin: { type: 'boolean' }, plan: { type: 'string' },
+      });
       const email = required(f, 'email');
       const password = required(f, 'password');
       const checked = passwordRule.safeParse(password);
       if (!checked.success) throw new UsageError(`--password ${passwordProblem(checked.error.issues[0])}`);
       const plan = f.plan !== undefined ? knownPlan(config, required(f, 'plan')) : null;
       try {
-        const user = await accounts.createUser({ email, password, name: f.name || email.split('@')[0]!, role: f.admin ? 'admin' : 'user', plan });
+        const name = f.name || email.split('@')[0]!;
+        const user = await accounts.createUser({ email, password, name, role: f.admin ? 'admin' : 'user', plan });
         io.stdout(`created ${user.role} ${user.email} (${user.id})`);
       } catch (e) {
         if (e instanceof AppError && e.code === 'EMAIL_TAKEN') throw new UsageError(`a user with e-mail ${email} already exists`);
@@ -69,12 +75,16 @@ export const userCommands: Record<string, Subcommand> = {
     async run(args, { accounts, io }) {
       const f = parseFlags(args, { q: { type: 'string' }, json: { type: 'boolean' } });
       const rows = await accounts.listUsers(f.q ?? null);
-      const users = rows.map((u) => ({ id: u.id, email: u.email, name: u.name, role: u.role, plan: u.plan, banned: u.banned, created: u.createdAt.toISOString() }));
+      const users = rows.map((u) => ({
+        id: u.id, email: u.email, name: u.name, role: u.role, plan: u.plan, banned: u.banned, created: u.createdAt.toISOString(),
+      }));
       if (f.json) {
         io.stdout(JSON.stringify({ users }));
         return 0;
       }
-      for (const u of users) io.stdout([u.id, u.email, u.role, u.plan ?? '-', u.banned ? 'banned' : 'active', u.created, JSON.stringify(u.name)].join('  '));
+      for (const u of users) {
+        io.stdout([u.id, u.email, u.role, u.plan ?? '-', u.banned ? 'banned' : 'active', u.created, JSON.stringify(u.name)].join('  '));
+      }
       io.stdout(`${users.length} user${users.length === 1 ? '' : 's'}${f.q !== undefined ? ` starting with ${JSON.stringify(f.q)}` : ''}`);
       return 0;
     },
@@ -143,5 +153,7 @@ async function dispatch(table: Record<string, Subcommand>, args: string[], ctx: 
   return command.run(rest, ctx);
 }
 
-export const runUserCommand = (accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> => dispatch(userCommands, args, { accounts, config, io });
-export const runOrgCommand = (accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> => dispatch(orgCommands, args, { accounts, config, io });
+export const runUserCommand = (accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> =>
+  dispatch(userCommands, args, { accounts, config, io });
+export const runOrgCommand = (accounts: AccountService, config: Config, args: string[], io: Io): Promise<number> =>
+  dispatch(orgCommands, args, { accounts, config, io });

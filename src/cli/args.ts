@@ -25,7 +25,8 @@ export function required(values: Record<string, unknown>, name: string): string 
  * with parseArgs' own tokens, loosely, so the command's other flags do not matter here.
  */
 export function wantsHelp(args: readonly string[]): boolean {
-  const { tokens } = parseArgs({ args: [...args], options: { help: { type: 'boolean', short: 'h' } }, strict: false, allowPositionals: true, tokens: true });
+  const options = { help: { type: 'boolean', short: 'h' } } as const;
+  const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
   return tokens.some((t) => t.kind === 'option' && t.name === 'help');
 }
 
@@ -34,7 +35,8 @@ export function wantsHelp(args: readonly string[]): boolean {
  * the entry, and no subcommand takes the flag.
  */
 export function withoutConfigFlag(args: readonly string[]): string[] {
-  const { tokens } = parseArgs({ args: [...args], options: { config: { type: 'string' } }, strict: false, allowPositionals: true, tokens: true });
+  const options = { config: { type: 'string' } } as const;
+  const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
   const drop = new Set<number>();
   for (const t of tokens) {
     if (t.kind !== 'option' || t.name !== 'config') continue;

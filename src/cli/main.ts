@@ -38,7 +38,9 @@ export const commandTable: Record<string, Usage> = {
     subcommands: webhookCommands,
   },
   policy: {
-    usage: 'keygate policy <subcommand> [flags]', about: 'Checks, explains, stores and rolls back the access policy.', subcommands: policyUsages,
+    usage: 'keygate policy <subcommand> [flags]',
+    about: 'Checks, explains, stores and rolls back the access policy.',
+    subcommands: policyUsages,
   },
 };
 
@@ -99,7 +101,11 @@ const accountsOn = (db: OpenDatabase, config: Config) =>
 
 export async function main(argv: string[], entry: CliEntry): Promise<number> {
   const [command = 'help', ...rest] = argv;
-  const io = { stdout: (s: string) => process.stdout.write(s + '\n'), stderr: (s: string) => process.stderr.write(s + '\n'), cwd: process.cwd() };
+  const io = {
+    stdout: (s: string) => process.stdout.write(s + '\n'),
+    stderr: (s: string) => process.stderr.write(s + '\n'),
+    cwd: process.cwd(),
+  };
   try {
     // Help and the version come before the configuration is read: they do nothing else.
     // No command at all prints the list too: starting a server is asked for by name (`serve`).
@@ -120,15 +126,20 @@ export async function main(argv: string[], entry: CliEntry): Promise<number> {
     }
     // A mistaken subcommand is told before the database is opened (and migrated).
     const subs = command === 'policy' ? undefined : known.subcommands;
-    if (subs && !Object.hasOwn(subs, args[0] ?? '')) throw new UsageError(`${args[0] ? `unknown subcommand "${args[0]}"\n` : ''}${helpOf(known)}`);
+    if (subs && !Object.hasOwn(subs, args[0] ?? '')) {
+      throw new UsageError(`${args[0] ? `unknown subcommand "${args[0]}"\n` : ''}${helpOf(known)}`);
+    }
     const config = loadConfig({ argv });
     if (command === 'policy') {
       // Every policy command reads the configuration serve reads; output arrives as
       // whole lines, and --config was read above and is no subcommand's flag.
-      const policyIo = { ...io, stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s), policy: config.policy };
+      const policyIo = {
+        ...io, stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s), policy: config.policy,
+      };
       if (!isLiveCommand(args[0])) return await runPolicyCommand(args, policyIo);
       // Apply takes the policy lock and signals the fleet: on the direct URL when one is given.
-      return await withDatabase(config, (db) => withDirectPool(db.directUrl, (direct) => runLiveCommand(args, { io: policyIo, pool: direct, config, user: operatorName() })));
+      return await withDatabase(config, (db) => withDirectPool(db.directUrl, (direct) =>
+        runLiveCommand(args, { io: policyIo, pool: direct, config, user: operatorName() })));
     }
     switch (command) {
       case 'serve': {
@@ -150,7 +161,8 @@ export async function main(argv: string[], entry: CliEntry): Promise<number> {
       case 'org':
         return await withDatabase(config, (db) => runOrgCommand(accountsOn(db, config), config, args, io));
       case 'webhook':
-        return await withDatabase(config, (db) => runWebhookCommand(createWebhookService({ pool: db.pool, config, clock: systemClock }), config, args, io));
+        return await withDatabase(config, (db) =>
+          runWebhookCommand(createWebhookService({ pool: db.pool, config, clock: systemClock }), config, args, io));
       default:
         throw new UsageError(`unknown command "${command}"\n${commandList()}`);
     }

@@ -55,7 +55,9 @@ export function guardMcpHost(config: Pick<Config, 'publicUrl' | 'host' | 'mcpSer
       : null;
     if (!refused) return false;
     ctx.set('Cache-Control', 'no-store');
-    sendProblem(ctx, new AppError('FORBIDDEN', `${refused} The MCP endpoint answers only for the hosts it is configured for (mcpServer.allowedHosts, mcpServer.allowedOrigins).`));
+    const why = `${refused} The MCP endpoint answers only for the hosts it is configured for`
+      + ' (mcpServer.allowedHosts, mcpServer.allowedOrigins).';
+    sendProblem(ctx, new AppError('FORBIDDEN', why));
     return true;
   };
 }

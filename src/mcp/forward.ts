@@ -40,7 +40,9 @@ const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 export const textResult = (text: string, structured?: unknown): CallToolResult => ({
   content: [{ type: 'text', text }],
-  ...(structured && typeof structured === 'object' && !Array.isArray(structured) ? { structuredContent: structured as Record<string, unknown> } : {}),
+  ...(structured && typeof structured === 'object' && !Array.isArray(structured)
+    ? { structuredContent: structured as Record<string, unknown> }
+    : {}),
 });
 
 export const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
@@ -80,7 +82,9 @@ function target(tool: ForwardedTool, input: ToolInput): Target {
   for (const name of tool.placeholders) {
     const value = rest[name];
     delete rest[name];
-    if (value === undefined || value === null || value === '') return { ok: false, result: toolError(`Invalid input: "${name}" is required.`) };
+    if (value === undefined || value === null || value === '') {
+      return { ok: false, result: toolError(`Invalid input: "${name}" is required.`) };
+    }
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
       return { ok: false, result: toolError(`Invalid input: "${name}" must be a string or a number.`) };
     }
@@ -123,13 +127,16 @@ export async function forwardTool(tool: ForwardedTool, input: ToolInput, fx: For
 const inQueryOf = (method: string) => method === 'GET' || method === 'DELETE';
 
 function headersFor(fx: ForwardContext, method: string): Record<string, string> {
-  const headers: Record<string, string> = { accept: 'application/json', ...fx.forwarded, ...identityHeaders(fx.caller, (p) => permissionNames(fx.policy.current.scopes, p)) };
+  const identity = identityHeaders(fx.caller, (p) => permissionNames(fx.policy.current.scopes, p));
+  const headers: Record<string, string> = { accept: 'application/json', ...fx.forwarded, ...identity };
   if (!inQueryOf(method)) headers['content-type'] = 'application/json';
   return headers;
 }
 
 /** The upstream exchange of one tool call, its answer read whole: the slot is held until then. */
-async function sendTool(upstream: Upstream, method: string, found: { path: string; rest: ToolInput }, headers: Record<string, string>, inQuery: boolean): Promise<CallToolResult> {
+async function sendTool(
+  upstream: Upstream, method: string, found: { path: string; rest: ToolInput }, headers: Record<string, string>, inQuery: boolean,
+): Promise<CallToolResult> {
   let res: Awaited<ReturnType<Upstream['send']>>;
   let text: string;
   try {

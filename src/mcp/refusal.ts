@@ -44,7 +44,8 @@ export function mcpRefusal(ctx: Context, err: AppError, publicUrl: string | null
     // An invalid credential's detail already says which kind it was (key or access token).
     : err.code === 'INVALID_API_KEY' ? err.detail : description[err.code] ?? err.detail;
   ctx.status = 401;
-  ctx.set('WWW-Authenticate', `Bearer error="invalid_token", scope="mcp", resource_metadata=${quoted(resourceMetadataUrl(ctx, publicUrl))}`);
+  const metadata = quoted(resourceMetadataUrl(ctx, publicUrl));
+  ctx.set('WWW-Authenticate', `Bearer error="invalid_token", scope="mcp", resource_metadata=${metadata}`);
   // Named after this request's Host: a shared cache must not hand it to someone who sent another.
   if (!publicUrl) ctx.set('Cache-Control', 'no-store');
   // The rate-limit fields were set by the quota step before it refused; Retry-After comes from the error.

@@ -35,7 +35,9 @@ const loadSdk = () => (sdk ??= import('./server.ts'));
 
 /** Whom a session id is bound to: the OAuth grant when the caller came with a token, else the key. */
 const holderOf = (caller: Extract<Caller, { kind: 'key' | 'grant' }>): SessionHolder =>
-  caller.kind === 'grant' ? { kind: 'grant', id: caller.grant.id, userId: caller.user.id } : { kind: 'key', id: caller.key.id, userId: caller.user.id };
+  caller.kind === 'grant'
+    ? { kind: 'grant', id: caller.grant.id, userId: caller.user.id }
+    : { kind: 'key', id: caller.key.id, userId: caller.user.id };
 
 const SESSION_HEADER = 'mcp-session-id';
 
@@ -51,7 +53,8 @@ function prepareTools(config: Config): ForwardedTool[] {
 }
 
 /** `/api/mcp` (MCP Streamable HTTP; no instance keeps a session) and the RFC 9728 metadata that points clients at it. */
-export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, slots = callerSlots(config.upstream.maxConcurrentPerCaller) }: McpDeps): Router<GatewayState> {
+export function mcpRoutes(deps: McpDeps): Router<GatewayState> {
+  const { config, keys, policy, upstream, oauth, sessionIds, slots = callerSlots(config.upstream.maxConcurrentPerCaller) } = deps;
   const router = new Router<GatewayState>({ sensitive: true, strict: true });
   const mcpPath = config.surface.paths.mcp;
   if (!config.surface.features.mcp) {
@@ -92,10 +95,14 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, s
   serve(router, ops.endpoint, async (ctx) => {
     const caller = ctx.state.caller;
     // The policy refuses sessions here; this is the second lock, in the OAuth form (problems in app.ts).
-    if (caller.kind !== 'key' && caller.kind !== 'grant') throw new AppError('FORBIDDEN', 'The MCP server takes an API key with MCP access, not a session.');
+    if (caller.kind !== 'key' && caller.kind !== 'grant') {
+      throw new AppError('FORBIDDEN', 'The MCP server takes an API key with MCP access, not a session.');
+    }
     const body = await parseBody(ctx, z.unknown());
     // One message per request: a JSON-RPC batch would run many tool calls for one unit of quota.
-    if (Array.isArray(body)) throw new AppError('VALIDATION_FAILED', 'JSON-RPC batches are not accepted here; send one message per request.');
+    if (Array.isArray(body)) {
+      throw new AppError('VALIDATION_FAILED', 'JSON-RPC batches are not accepted here; send one message per request.');
+    }
     const { serveMcp } = await loadSdk();
     const sx = {
       caller, keys, policy, upstream, tools, version, apiPrefix: config.apiPrefix, slots, closed,
@@ -117,10 +124,12 @@ export function mcpRoutes({ config, keys, policy, upstream, oauth, sessionIds, s
   // the caller's is still 404 here, as on POST, so a client learns to initialize again.
   const postOnly = async (ctx: GatewayContext) => {
     const claimed = ctx.get(SESSION_HEADER);
-    if (claimed && (ctx.state.caller.kind === 'key' || ctx.state.caller.kind === 'grant') && !(await sessionIds.holds(claimed, holderOf(ctx.state.caller)))) {
+    const caller = ctx.state.caller;
+    if (claimed && (caller.kind === 'key' || caller.kind === 'grant') && !(await sessionIds.holds(claimed, holderOf(caller)))) {
       throw new AppError('NOT_FOUND', 'No such MCP session: initialize again.');
     }
-    throw new AppError('METHOD_NOT_ALLOWED', 'Send JSON-RPC messages with POST; this MCP server offers no stream and keeps no session to end.', {}, { allowedMethods: ['POST'] });
+    const detail = 'Send JSON-RPC messages with POST; this MCP server offers no stream and keeps no session to end.';
+    throw new AppError('METHOD_NOT_ALLOWED', detail, {}, { allowedMethods: ['POST'] });
   };
   serve(router, ops.stream, postOnly);
   serve(router, ops.end, postOnly);

@@ -37,7 +37,8 @@ export function buildMcpServer(sx: ServerContext): McpServer {
   const server = new McpServer(
     { name: 'keygate', version: sx.version },
     {
-      instructions: 'You act as the owner of the API key, in their personal scope (never an organization). Refused or failed calls come back as tool errors with the HTTP status and the reason.',
+      instructions: 'You act as the owner of the API key, in their personal scope (never an organization).'
+        + ' Refused or failed calls come back as tool errors with the HTTP status and the reason.',
       // keygate has no resources or prompts: saying so with empty lists is a truthful answer,
       // where leaving the capabilities out makes clients that ask anyway see "method not found".
       capabilities: { resources: {}, prompts: {} },
@@ -57,11 +58,24 @@ export function buildMcpServer(sx: ServerContext): McpServer {
     const me = caller.kind === 'grant'
       ? {
           user: { id: user.id, name: user.name, email: user.email },
-          grant: { id: caller.grant.id, clientId: caller.grant.clientId, clientName: caller.grant.clientName, scopes: Object.keys(caller.grant.permissions), requestQuota: { limit: caller.grant.requestQuota, window: 'day' } },
+          grant: {
+            id: caller.grant.id,
+            clientId: caller.grant.clientId,
+            clientName: caller.grant.clientName,
+            scopes: Object.keys(caller.grant.permissions),
+            requestQuota: { limit: caller.grant.requestQuota, window: 'day' },
+          },
         }
       : {
           user: { id: user.id, name: user.name, email: user.email },
-          key: { id: caller.key.id, name: caller.key.name, start: caller.key.start, scopes: caller.key.scopes, requestQuota: { limit: caller.key.requestQuota, window: 'day' }, expiresAt: caller.key.expiresAt?.toISOString() ?? null },
+          key: {
+            id: caller.key.id,
+            name: caller.key.name,
+            start: caller.key.start,
+            scopes: caller.key.scopes,
+            requestQuota: { limit: caller.key.requestQuota, window: 'day' },
+            expiresAt: caller.key.expiresAt?.toISOString() ?? null,
+          },
         };
     return textResult(json(me), me);
   });
@@ -123,13 +137,17 @@ async function legacy({ request, parsedBody, sx, sessionIds }: McpExchange): Pro
   else {
     const claimed = request.headers.get('mcp-session-id');
     if (claimed !== null && !(await sessionIds.holds(claimed))) {
-      return Response.json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found: initialize again.' }, id: requestId(parsedBody) }, { status: 404 });
+      const error = { code: -32001, message: 'Session not found: initialize again.' };
+      return Response.json({ jsonrpc: '2.0', error, id: requestId(parsedBody) }, { status: 404 });
     }
   }
   const server = buildMcpServer(sx);
   // With a generator the transport would want every later message to carry the id it made itself;
   // only the initialize is answered by one, and only to name the id.
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: sessionId === undefined ? undefined : () => sessionId, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: sessionId === undefined ? undefined : () => sessionId,
+    enableJsonResponse: true,
+  });
   await server.connect(transport);
   try {
     return await transport.handleRequest(request, { parsedBody });

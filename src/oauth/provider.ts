@@ -55,7 +55,8 @@ export interface ProviderDeps {
   clientMetadataCa?: string;
 }
 
-export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, renderError, clientMetadata, clientMetadataCa }: ProviderDeps): Promise<OAuthRuntime> {
+export async function createOAuthRuntime(deps: ProviderDeps): Promise<OAuthRuntime> {
+  const { pool, grants, issuer, mcpPath, renderError, clientMetadata, clientMetadataCa } = deps;
   // Loaded only when a server starts OAuth: the CLI's commands never need it, and the library
   // writes a notice to stderr when loaded on Node 20, which would break their one-line errors.
   const { default: ProviderClass, errors } = await import('oidc-provider');
@@ -64,7 +65,10 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
   const secrets = await ensureSecrets(pool, await candidateSharedSecrets());
 
   const configuration: Configuration = {
-    adapter: createAdapterClass(pool, { onGrantDestroyed: (id) => grants.grantDestroyed(id), alreadyUsed: (what) => new errors.InvalidGrant(what) }),
+    adapter: createAdapterClass(pool, {
+      onGrantDestroyed: (id) => grants.grantDestroyed(id),
+      alreadyUsed: (what) => new errors.InvalidGrant(what),
+    }),
     clients: [],
     routes: OAUTH_ROUTES,
     scopes: ['mcp'],
@@ -76,7 +80,10 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
     pkce: { required: () => true },
     cookies: { keys: [secrets.cookie_key] },
     jwks: { keys: [secrets.jwk as unknown as NonNullable<Configuration['jwks']>['keys'][number]] },
-    ttl: { AccessToken: ACCESS_TOKEN_SECONDS, AuthorizationCode: 60, RefreshToken: 30 * DAY, Grant: 30 * DAY, Interaction: 10 * 60, Session: HOUR },
+    ttl: {
+      AccessToken: ACCESS_TOKEN_SECONDS, AuthorizationCode: 60, RefreshToken: 30 * DAY, Grant: 30 * DAY,
+      Interaction: 10 * 60, Session: HOUR,
+    },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     findAccount: async (_ctx, sub) => ((await grants.accountUsable(sub)) ? { accountId: sub, claims: async () => ({ sub }) } : undefined),
@@ -145,7 +152,9 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
   // after announcing the error, so the flag is cleared here. The resumed step (`/authorize/<uid>`,
   // a person's Deny) still answers the client by redirect, as it must.
   const noRedirect = (ctx: KoaContextWithOIDC, err: unknown) => {
-    if (ctx.path === OAUTH_ROUTES.authorization && err && typeof err === 'object' && 'allow_redirect' in err) (err as { allow_redirect: boolean }).allow_redirect = false;
+    if (ctx.path === OAUTH_ROUTES.authorization && err && typeof err === 'object' && 'allow_redirect' in err) {
+      (err as { allow_redirect: boolean }).allow_redirect = false;
+    }
   };
   provider.on('authorization.error', noRedirect);
   provider.on('server_error', noRedirect);
@@ -172,7 +181,10 @@ export async function createOAuthRuntime({ pool, grants, issuer, mcpPath, render
 export function oauthIssuer(publicUrl: string | null, host: string, listenUrl: string): { issuer: string } | { reason: string } {
   if (publicUrl) return { issuer: publicUrl.replace(/\/$/, '') };
   if (host === '0.0.0.0' || host === '::' || host === '' || host === '[::]') {
-    return { reason: `OAuth for MCP clients is off: the gateway listens on the wildcard address ${host} and publicUrl is not set, so there is no issuer URL a client could trust. Set publicUrl.` };
+    return {
+      reason: `OAuth for MCP clients is off: the gateway listens on the wildcard address ${host} and publicUrl is not set,`
+        + ' so there is no issuer URL a client could trust. Set publicUrl.',
+    };
   }
   return { issuer: listenUrl };
 }

@@ -31,7 +31,8 @@ export function redirectUriProblem(uri: string): string | null {
     return `${uri} is not an absolute URL`;
   }
   if (!plainHost(url.hostname) || !writtenPlainly(uri, url)) {
-    return `${uri}: the host must be written as a plain DNS name or IP address (ASCII letters, digits, hyphens and dots; no user info or percent-encoding)`;
+    return `${uri}: the host must be written as a plain DNS name or IP address`
+      + ' (ASCII letters, digits, hyphens and dots; no user info or percent-encoding)';
   }
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
@@ -50,7 +51,10 @@ const isLoopback = (uri: string): boolean => {
  */
 export function applicationTypeOf(given: string | undefined, redirectUris: string[]): 'native' | 'web' | { problem: string } {
   const loopback = redirectUris.length > 0 && redirectUris.every(isLoopback);
-  if (given === 'native') return loopback ? 'native' : { problem: 'a native client registers only loopback redirect URIs (http://127.0.0.1, http://[::1] or http://localhost)' };
+  if (given === 'native') {
+    if (loopback) return 'native';
+    return { problem: 'a native client registers only loopback redirect URIs (http://127.0.0.1, http://[::1] or http://localhost)' };
+  }
   if (given === undefined || given === 'web') return loopback ? 'native' : 'web';
   return { problem: 'application_type is native or web' };
 }

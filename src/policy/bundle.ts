@@ -50,7 +50,8 @@ export async function checkBundle(texts: PolicyTexts, source: BundleSource): Pro
     throw new PolicyLoadError(`malformed line ${first}${more.length ? ` (and ${more.length} more)\n${more.join('\n')}` : ''}`);
   }
   const withScopes = texts.scopes !== '' || source.scopesFromFile === true;
-  const engine = await createPolicyEngineFromRules(texts.model, parsed.rules, withScopes ? { scopes: parseScopes(texts.scopes, source.scopes) } : {});
+  const options = withScopes ? { scopes: parseScopes(texts.scopes, source.scopes) } : {};
+  const engine = await createPolicyEngineFromRules(texts.model, parsed.rules, options);
   return { texts, rules: parsed.rules, engine, sha256: policySha256(texts) };
 }
 

@@ -25,7 +25,9 @@ export function subjectLabel(s: PolicySubject): string {
 /** Every declared permission once, spelled as a key holds it: `ai`, `reports:read`, `reports:write`. */
 export function declaredPermissions(...catalogs: ScopeCatalog[]): string[] {
   const names = new Set<string>();
-  for (const c of catalogs) for (const s of c.list) for (const a of s.actions) names.add(s.actions.length === 1 && a === 'access' ? s.name : `${s.name}:${a}`);
+  for (const c of catalogs) {
+    for (const s of c.list) for (const a of s.actions) names.add(s.actions.length === 1 && a === 'access' ? s.name : `${s.name}:${a}`);
+  }
   return [...names];
 }
 
@@ -80,7 +82,9 @@ function outcome(decision: { allowed: boolean; ruleId: string | null }): string 
 }
 
 /** One entry per request and change; the subjects that share a change are listed together. */
-export function decisionChanges(oldE: PolicyEngine, newE: PolicyEngine, reqs: readonly DiffRequest[]): { decisions: DecisionChange[]; changed: number; subjects: number } {
+export function decisionChanges(
+  oldE: PolicyEngine, newE: PolicyEngine, reqs: readonly DiffRequest[],
+): { decisions: DecisionChange[]; changed: number; subjects: number } {
   const subjects = standardSubjects(oldE.scopes, newE.scopes);
   const changes = new Map<string, DecisionChange>();
   for (const r of reqs) {

@@ -48,7 +48,9 @@ function checkShape(model: Casbin.Model): string {
   const same = (a: string[], b: string[]) => a.length === b.length && a.every((t, i) => t === b[i]);
   if (!same(tokens('r'), REQUEST_TOKENS)) throw new PolicyModelError('[request_definition] must be: r = sub, attrs, act, obj');
   if (!same(tokens('p'), POLICY_TOKENS)) throw new PolicyModelError('[policy_definition] must be: p = sub, cond, act, obj, eft, id');
-  if (model.model.get('g')) throw new PolicyModelError('[role_definition] is not supported: subjects are caller kinds, attributes are conditions');
+  if (model.model.get('g')) {
+    throw new PolicyModelError('[role_definition] is not supported: subjects are caller kinds, attributes are conditions');
+  }
   const matcher = model.model.get('m')?.get('m')?.value;
   if (!matcher) throw new PolicyModelError('[matchers] must define m');
   return matcher;

@@ -37,7 +37,8 @@ function joinedHeld(permissions: readonly string[]): string {
  * under two engines builds it once.
  */
 export function decisionKey(subject: PolicySubject, method: string, path: string): string {
-  const held = subject.kind !== 'key' ? '' : subject.permissions.length > 1 ? joinedHeld(subject.permissions) : (subject.permissions[0] ?? '');
+  const held = subject.kind !== 'key' ? ''
+    : subject.permissions.length > 1 ? joinedHeld(subject.permissions) : (subject.permissions[0] ?? '');
   return `${subject.kind}\n${subject.role}\n${subject.channel ?? 'http'}${subject.oauth ? '+oauth' : ''}\n${held}\n${method}\n${path}`;
 }
 

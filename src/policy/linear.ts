@@ -61,7 +61,10 @@ function nullable(node: Walkable): boolean {
 function firstChars(elements: readonly AST.Element[]): CharSet {
   let acc = none();
   for (const e of elements) {
-    acc = union(acc, e.type === 'Group' || e.type === 'CapturingGroup' ? e.alternatives.reduce((a, alt) => union(a, firstChars(alt.elements)), none()) : e.type === 'Quantifier' ? firstChars([e.element]) : consumable(e));
+    const first = e.type === 'Group' || e.type === 'CapturingGroup'
+      ? e.alternatives.reduce((a, alt) => union(a, firstChars(alt.elements)), none())
+      : e.type === 'Quantifier' ? firstChars([e.element]) : consumable(e);
+    acc = union(acc, first);
     if (!nullable(e)) break;
   }
   return acc;
@@ -92,7 +95,8 @@ function* descendants(node: Walkable): Generator<Walkable> {
 
 // A sequence's elements with plain groups opened, so `(?:.*)(?:.*)` is seen as two neighbours.
 function flatten(elements: readonly AST.Element[]): AST.Element[] {
-  return elements.flatMap((e) => ((e.type === 'Group' || e.type === 'CapturingGroup') && e.alternatives.length === 1 ? flatten(e.alternatives[0]!.elements) : [e]));
+  return elements.flatMap((e) =>
+    ((e.type === 'Group' || e.type === 'CapturingGroup') && e.alternatives.length === 1 ? flatten(e.alternatives[0]!.elements) : [e]));
 }
 
 /**
@@ -109,7 +113,9 @@ function ambiguousNeighbours(elements: readonly AST.Element[]): string | null {
     for (let j = i + 1; j < flat.length; j++) {
       const b = flat[j]!;
       if (!nullable(b) && !overlaps(consumable(b), reach)) break;
-      if (b.type === 'Quantifier' && b.max === Infinity && overlaps(consumable(b), reach)) return `two repetitions that can match the same text side by side (${a.raw} … ${b.raw})`;
+      if (b.type === 'Quantifier' && b.max === Infinity && overlaps(consumable(b), reach)) {
+        return `two repetitions that can match the same text side by side (${a.raw} … ${b.raw})`;
+      }
     }
   }
   return null;
@@ -125,7 +131,9 @@ function check(node: Walkable): string | null {
     for (const d of [node.element, ...inner]) {
       if ((d.type === 'Group' || d.type === 'CapturingGroup') && d.alternatives.length > 1) {
         const firsts = d.alternatives.map((alt) => firstChars(alt.elements));
-        if (firsts.some((f, i) => firsts.slice(i + 1).some((g) => overlaps(f, g)))) return `alternatives that can match the same text inside a repetition (${node.raw})`;
+        if (firsts.some((f, i) => firsts.slice(i + 1).some((g) => overlaps(f, g)))) {
+          return `alternatives that can match the same text inside a repetition (${node.raw})`;
+        }
       }
     }
   }

@@ -34,7 +34,9 @@ function compileGlob(pattern: string): PathMatcher {
     if (seg === '*' || SEGMENT_PARAM.test(seg)) return { kind: 'one' };
     if (seg === '') throw new PatternError('empty segment (// or a trailing slash) never matches a canonical path');
     if (seg === '.' || seg === '..') throw new PatternError(`a "${seg}" segment never matches a canonical path`);
-    if (/[*?#\s]/.test(seg)) throw new PatternError(`"${seg}": wildcards fill a whole segment, and paths carry no query, fragment or space`);
+    if (/[*?#\s]/.test(seg)) {
+      throw new PatternError(`"${seg}": wildcards fill a whole segment, and paths carry no query, fragment or space`);
+    }
     return { kind: 'literal', value: seg };
   });
   return {
@@ -227,7 +229,10 @@ export function subjectAttributes(permissions: readonly string[], role: string |
  * The matcher functions the model calls. Each enforcer gets its own compiled-pattern caches, bounded
  * by the patterns of its policy, so a reload never keeps stale regular expressions around.
  */
-export function matcherFunctions(): { attrMatch: (attrs: string, cond: string) => boolean; pathMatch: (path: string, pattern: string) => boolean } {
+export function matcherFunctions(): {
+  attrMatch: (attrs: string, cond: string) => boolean;
+  pathMatch: (path: string, pattern: string) => boolean;
+} {
   const conditions = new Map<string, ConditionTerm[]>();
   const paths = new Map<string, PathMatcher>();
   return {

@@ -50,7 +50,8 @@ export function subjectOf(caller: PolicyCaller, channel: 'http' | 'mcp' = 'http'
  * cannot be reached through a spelling the policy would not recognise.
  */
 export function policyPath(path: string, apiPrefix: string): string {
-  const mapped = apiPrefix !== '/api' && (path === apiPrefix || path.startsWith(apiPrefix + '/')) ? '/api' + path.slice(apiPrefix.length) : path;
+  const underPrefix = apiPrefix !== '/api' && (path === apiPrefix || path.startsWith(apiPrefix + '/'));
+  const mapped = underPrefix ? '/api' + path.slice(apiPrefix.length) : path;
   return mapped.toLowerCase();
 }
 
@@ -68,11 +69,15 @@ export function unsuffixedPaths(path: string): string[] {
   const slash = path.lastIndexOf('/');
   const last = path.slice(slash + 1);
   const out: string[] = [];
-  for (let dot = last.lastIndexOf('.'); dot > 0; dot = last.lastIndexOf('.', dot - 1)) out.push(path.slice(0, slash + 1) + last.slice(0, dot));
+  for (let dot = last.lastIndexOf('.'); dot > 0; dot = last.lastIndexOf('.', dot - 1)) {
+    out.push(path.slice(0, slash + 1) + last.slice(0, dot));
+  }
   return out;
 }
 
-export function refusalOf(engine: PolicyEngine, caller: PolicyCaller, method: string, path: string, channel: 'http' | 'mcp' = 'http'): Refusal | null {
+export function refusalOf(
+  engine: PolicyEngine, caller: PolicyCaller, method: string, path: string, channel: 'http' | 'mcp' = 'http',
+): Refusal | null {
   const subject = subjectOf(caller, channel);
   let d = engine.decide(subject, method, path);
   // Allowed as spelled, yet refused without a suffix: the refusal of the route without it wins.
@@ -89,11 +94,13 @@ export function refusalOf(engine: PolicyEngine, caller: PolicyCaller, method: st
     if (d.requiredPermission) {
       const names = d.requiredPermission.split(',');
       const what = names.length > 1 ? `permissions "${names.join('" and "')}"` : `"${d.requiredPermission}" permission`;
-      return { code: 'FORBIDDEN', detail: `This API key lacks the ${what}. Create a key with ${permissionWords(engine.scopes, names)} to use this route.`, requiredPermission: d.requiredPermission };
+      const detail = `This API key lacks the ${what}. Create a key with ${permissionWords(engine.scopes, names)} to use this route.`;
+      return { code: 'FORBIDDEN', detail, requiredPermission: d.requiredPermission };
     }
     return { code: 'FORBIDDEN', detail: 'API keys are never allowed here. Use a signed-in session instead.' };
   }
-  return { code: 'FORBIDDEN', detail: caller.user.role === 'admin' ? 'This route is closed to every caller.' : 'You do not have access to this route.' };
+  const detail = caller.user.role === 'admin' ? 'This route is closed to every caller.' : 'You do not have access to this route.';
+  return { code: 'FORBIDDEN', detail };
 }
 
 /**
@@ -101,6 +108,8 @@ export function refusalOf(engine: PolicyEngine, caller: PolicyCaller, method: st
  * asked with the `via:mcp` attribute so policy lines can open routes to MCP clients (automations).
  * `path` is the request path under the configured prefix.
  */
-export function mcpToolRefusal(engine: PolicyEngine, caller: PolicyCaller, method: string, path: string, apiPrefix: string): Refusal | null {
+export function mcpToolRefusal(
+  engine: PolicyEngine, caller: PolicyCaller, method: string, path: string, apiPrefix: string,
+): Refusal | null {
   return refusalOf(engine, caller, method, policyPath(path, apiPrefix), 'mcp');
 }

@@ -18,7 +18,9 @@ export class RefusalSearch {
    * @param wordsOf the `perm:` words each atom adds, spelled once per policy
    * @returns the atoms of the smallest set whose addition allows the request, or null
    */
-  find(lines: readonly CompiledLine[], a: Attributes, held: ReadonlySet<string>, wordsOf: ReadonlyMap<string, readonly string[]>): string[] | null {
+  find(
+    lines: readonly CompiledLine[], a: Attributes, held: ReadonlySet<string>, wordsOf: ReadonlyMap<string, readonly string[]>,
+  ): string[] | null {
     const atoms = this.atoms;
     atoms.length = 0;
     for (const l of lines) for (const x of l.asks) if (!held.has(x) && !atoms.includes(x)) atoms.push(x);

@@ -34,7 +34,8 @@ export function ruleFromFields(fields: readonly string[], line: number): PolicyR
   const [ptype, subject = '', condition = '', method = '', path = '', effect = '', id = ''] = fields;
   if (ptype !== 'p') return [`unknown line type "${ptype ?? ''}" (only p lines: the model has no roles)`];
   if (fields.length !== RULE_FIELDS.length + 1) {
-    return [`expected ${RULE_FIELDS.length + 1} fields (p, ${RULE_FIELDS.join(', ')}), found ${fields.length}; values may not contain commas`];
+    const expected = `${RULE_FIELDS.length + 1} fields (p, ${RULE_FIELDS.join(', ')})`;
+    return [`expected ${expected}, found ${fields.length}; values may not contain commas`];
   }
   const errors: string[] = [];
   const check = (what: string, fn: () => unknown) => {

@@ -36,7 +36,8 @@ const nameMessage = 'lower-case letters, digits and dashes, starting with a lett
 
 const scopeSchema = z
   .object({
-    label: z.string({ error: 'required: the text of the page\'s checkbox' }).trim().min(1, 'must not be empty').max(80, 'at most 80 characters'),
+    label: z.string({ error: 'required: the text of the page\'s checkbox' })
+      .trim().min(1, 'must not be empty').max(80, 'at most 80 characters'),
     description: z.string().trim().max(300, 'at most 300 characters').default(''),
     actions: z
       .array(z.string().regex(NAME, nameMessage))
@@ -90,7 +91,9 @@ export function parseScopes(text: string, source = 'scopes.yaml'): ScopeCatalog 
   const yamlError = doc.errors[0];
   if (yamlError) {
     const line = yamlError.linePos?.[0]?.line ?? 1;
-    throw new ScopesError(`${source}:${line}: not valid YAML: ${(yamlError.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`);
+    // The line is told once, in front; the parser's own "at line L, column C" is dropped.
+    const message = (yamlError.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+    throw new ScopesError(`${source}:${line}: not valid YAML: ${message}`);
   }
   const result = fileSchema.safeParse(doc.toJS() ?? {});
   if (!result.success) {
@@ -120,7 +123,9 @@ export function scopeLines(text: string): Map<string, number> {
   const scopes = doc.get('scopes', true);
   if (!isMap(scopes)) return out;
   for (const item of scopes.items) {
-    if (isScalar(item.key) && typeof item.key.value === 'string' && item.key.range) out.set(item.key.value, counter.linePos(item.key.range[0]).line);
+    if (isScalar(item.key) && typeof item.key.value === 'string' && item.key.range) {
+      out.set(item.key.value, counter.linePos(item.key.range[0]).line);
+    }
   }
   return out;
 }
@@ -159,7 +164,9 @@ export function permissionNames(catalog: ScopeCatalog | null, permissions: Permi
  * Reads `ai`, `reports:read` (the CLI's and the suites' spelling) into a permissions map. A bare
  * scope name means its `access` action, or its only action when it has one.
  */
-export function permissionsFromNames(catalog: ScopeCatalog | null, names: readonly string[]): { permissions: Permissions; unknown: string[] } {
+export function permissionsFromNames(
+  catalog: ScopeCatalog | null, names: readonly string[],
+): { permissions: Permissions; unknown: string[] } {
   // Without a prototype: a scope named `constructor` would otherwise find Object's own member.
   const permissions: Permissions = Object.create(null);
   const unknown: string[] = [];
@@ -220,7 +227,8 @@ export function resolveGrant(catalog: ScopeCatalog, features: FeatureSwitches, i
       continue;
     }
     if (input[shorthand] === true && listed !== undefined && !listed.includes('access')) {
-      errors.push({ path: shorthand, message: `is true (${shorthand}: ["access"]), but permissions.${shorthand} leaves "access" out; send one or make them agree` });
+      const message = `is true (${shorthand}: ["access"]), but permissions.${shorthand} leaves "access" out; send one or make them agree`;
+      errors.push({ path: shorthand, message });
       continue;
     }
     if (input[shorthand] !== true) continue;
@@ -233,7 +241,8 @@ export function resolveGrant(catalog: ScopeCatalog, features: FeatureSwitches, i
   for (const [name, { path, actions }] of wanted) {
     const scope = catalog.get(name);
     if (!scope) {
-      errors.push({ path, message: `"${name}" is not a scope this server declares${catalog.list.length ? ` (declared: ${catalog.list.map((s) => s.name).join(', ')})` : ''}` });
+      const declared = catalog.list.length ? ` (declared: ${catalog.list.map((s) => s.name).join(', ')})` : '';
+      errors.push({ path, message: `"${name}" is not a scope this server declares${declared}` });
       continue;
     }
     if (actions.length === 0) {
@@ -242,7 +251,8 @@ export function resolveGrant(catalog: ScopeCatalog, features: FeatureSwitches, i
     }
     const undeclared = actions.filter((a) => !scope.actions.includes(a));
     if (undeclared.length > 0) {
-      errors.push({ path, message: `${undeclared.map((a) => `"${a}"`).join(', ')} is not an action of ${name} (${scope.actions.join(', ')})` });
+      const quoted = undeclared.map((a) => `"${a}"`).join(', ');
+      errors.push({ path, message: `${quoted} is not an action of ${name} (${scope.actions.join(', ')})` });
       continue;
     }
     if (!featureOn(scope, features)) featureOff ??= scope;

@@ -24,11 +24,19 @@ const COLUMNS = `id, user_id, name, start, prefix, permissions, request_quota, r
 const notRetired = (alias: string, nowParam: string) =>
   `NOT (${alias}rotated_to IS NOT NULL AND ${alias}expires_at <= ${nowParam}::timestamptz)`;
 
-export async function insertKey(db: Queryable, k: { userId: string; name: string; keyHash: Buffer; start: string; prefix: string; permissions: Permissions; requestQuota: number; rateLimits: RateLimitRule[]; expiresAt?: Date | null; rotatedFrom?: string | null }): Promise<ApiKeyRow> {
+export interface KeyInsert {
+  userId: string; name: string; keyHash: Buffer; start: string; prefix: string; permissions: Permissions;
+  requestQuota: number; rateLimits: RateLimitRule[]; expiresAt?: Date | null; rotatedFrom?: string | null;
+}
+
+export async function insertKey(db: Queryable, k: KeyInsert): Promise<ApiKeyRow> {
   const { rows } = await db.query<ApiKeyRow>(
     `INSERT INTO apikeys (user_id, name, key_hash, start, prefix, permissions, request_quota, expires_at, rotated_from, rate_limits)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
-    [k.userId, k.name, k.keyHash, k.start, k.prefix, JSON.stringify(k.permissions), k.requestQuota, k.expiresAt ?? null, k.rotatedFrom ?? null, JSON.stringify(k.rateLimits)],
+    [
+      k.userId, k.name, k.keyHash, k.start, k.prefix, JSON.stringify(k.permissions), k.requestQuota, k.expiresAt ?? null,
+      k.rotatedFrom ?? null, JSON.stringify(k.rateLimits),
+    ],
   );
   return rows[0]!;
 }
@@ -41,7 +49,10 @@ export async function lockOwner(db: Queryable, userId: string): Promise<boolean>
 
 /** Keys held: a rotated key stops counting at once, even during its grace period. */
 export async function countLiveKeys(db: Queryable, userId: string): Promise<number> {
-  const { rows } = await db.query<{ n: string }>('SELECT count(*) n FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL AND rotated_to IS NULL', [userId]);
+  const { rows } = await db.query<{ n: string }>(
+    'SELECT count(*) n FROM apikeys WHERE user_id = $1 AND revoked_at IS NULL AND rotated_to IS NULL',
+    [userId],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -53,7 +64,10 @@ export async function listLiveKeys(db: Queryable, userId: string, now: Date): Pr
 }
 
 export async function findLiveKey(db: Queryable, id: string, now: Date): Promise<ApiKeyRow | null> {
-  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM apikeys WHERE id = $1 AND revoked_at IS NULL AND ${notRetired('', '$2')}`, [id, now]);
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM apikeys WHERE id = $1 AND revoked_at IS NULL AND ${notRetired('', '$2')}`,
+    [id, now],
+  );
   return rows[0] ?? null;
 }
 
@@ -70,7 +84,8 @@ export async function findKeyByHash(db: Queryable, keyHash: Buffer, prepared = t
   const { rows } = await db.query<KeyWithOwnerRow>({
     ...(prepared ? { name: 'find-key-by-hash' } : {}),
     text: `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.rate_limits, k.enabled, k.expires_at,
-            k.revoked_at, k.created_at, k.last_used_at, k.rotated_from, k.rotated_to, k.created_at::text AS created_cursor, u.banned AS owner_banned,
+            k.revoked_at, k.created_at, k.last_used_at, k.rotated_from, k.rotated_to, k.created_at::text AS created_cursor,
+            u.banned AS owner_banned,
             u.email AS owner_email, u.name AS owner_name, u.role AS owner_role, u.plan AS owner_plan
        FROM apikeys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,
     values: [keyHash],
@@ -79,7 +94,9 @@ export async function findKeyByHash(db: Queryable, keyHash: Buffer, prepared = t
 }
 
 /** `userId` null: any owner's key (an admin's change). */
-export async function updateKey(db: Queryable, id: string, userId: string | null, p: { name?: string; enabled?: boolean; expiresAt?: Date | null }, now: Date): Promise<ApiKeyRow | null> {
+export async function updateKey(
+  db: Queryable, id: string, userId: string | null, p: { name?: string; enabled?: boolean; expiresAt?: Date | null }, now: Date,
+): Promise<ApiKeyRow | null> {
   const { rows } = await db.query<ApiKeyRow>(
     `UPDATE apikeys SET
         name = COALESCE($3, name),
@@ -95,8 +112,13 @@ export async function updateKey(db: Queryable, id: string, userId: string | null
 }
 
 /** The fields an update may change, as they stand, the row locked until the transaction ends. */
-export async function lockKeyFields(db: Queryable, id: string): Promise<{ name: string; enabled: boolean; expires_at: Date | null } | null> {
-  const { rows } = await db.query<{ name: string; enabled: boolean; expires_at: Date | null }>('SELECT name, enabled, expires_at FROM apikeys WHERE id = $1 FOR UPDATE', [id]);
+interface KeyFields { name: string; enabled: boolean; expires_at: Date | null }
+
+export async function lockKeyFields(db: Queryable, id: string): Promise<KeyFields | null> {
+  const { rows } = await db.query<KeyFields>(
+    'SELECT name, enabled, expires_at FROM apikeys WHERE id = $1 FOR UPDATE',
+    [id],
+  );
   return rows[0] ?? null;
 }
 
@@ -122,7 +144,9 @@ export async function listKeysExpiringBy(db: Queryable, now: Date, until: Date):
 }
 
 /** Many presented keys at once, by hash: which are stored, and whether each is revoked. */
-export async function findKeysByHashes(db: Queryable, hashes: Buffer[]): Promise<{ id: string; key_hash: Buffer; revoked_at: Date | null }[]> {
+export async function findKeysByHashes(
+  db: Queryable, hashes: Buffer[],
+): Promise<{ id: string; key_hash: Buffer; revoked_at: Date | null }[]> {
   const { rows } = await db.query<{ id: string; key_hash: Buffer; revoked_at: Date | null }>(
     'SELECT id, key_hash, revoked_at FROM apikeys WHERE key_hash = ANY ($1::bytea[])', [hashes],
   );
@@ -165,7 +189,9 @@ const STATE_SQL: Record<(typeof KEY_FILTER_STATES)[number], string> = {
 };
 
 /** Newest first, keyset-paginated on (created_at, id), so concurrent inserts never shift a page. */
-export async function listKeysPage(db: Queryable, limit: number, after: { createdAt: string; id: string } | null, now: Date, filter: KeyFilter = {}): Promise<AdminKeyRow[]> {
+export async function listKeysPage(
+  db: Queryable, limit: number, after: { createdAt: string; id: string } | null, now: Date, filter: KeyFilter = {},
+): Promise<AdminKeyRow[]> {
   const state = filter.state ? STATE_SQL[filter.state] : 'k.revoked_at IS NULL';
   const { rows } = await db.query<AdminKeyRow>(
     `SELECT k.id, k.user_id, k.name, k.start, k.prefix, k.permissions, k.request_quota, k.rate_limits, k.enabled, k.expires_at,
@@ -178,7 +204,10 @@ export async function listKeysPage(db: Queryable, limit: number, after: { create
         AND ($6::text IS NULL OR k.permissions ? $6::text)
         AND ($7::text IS NULL OR k.start LIKE $7::text OR k.id::text LIKE lower($7::text))
       ORDER BY k.created_at DESC, k.id DESC LIMIT $1`,
-    [limit, after?.createdAt ?? null, after?.id ?? null, now, filter.ownerEmail ?? null, filter.scope ?? null, filter.q ? likePrefix(filter.q) : null],
+    [
+      limit, after?.createdAt ?? null, after?.id ?? null, now, filter.ownerEmail ?? null, filter.scope ?? null,
+      filter.q ? likePrefix(filter.q) : null,
+    ],
   );
   return rows;
 }

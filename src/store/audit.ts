@@ -49,7 +49,10 @@ export async function insertAuditEntry(db: Queryable, e: AuditInsert): Promise<v
   await db.query(
     `INSERT INTO audit_log (type, actor_user_id, owner_user_id, key_id, grant_id, ip, user_agent, previous_key_id, actor, detail)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [e.type, e.actorUserId, e.ownerUserId, e.keyId, e.grantId ?? null, e.ip, e.userAgent, e.previousKeyId ?? null, e.actor ?? null, e.detail ? JSON.stringify(e.detail) : null],
+    [
+      e.type, e.actorUserId, e.ownerUserId, e.keyId, e.grantId ?? null, e.ip, e.userAgent, e.previousKeyId ?? null, e.actor ?? null,
+      e.detail ? JSON.stringify(e.detail) : null,
+    ],
   );
 }
 
@@ -83,7 +86,10 @@ export async function listAuditEntries(db: Queryable, limit: number, beforeId: s
         AND ($7::timestamptz IS NULL OR a.at >= $7::timestamptz)
         AND ($8::timestamptz IS NULL OR a.at < $8::timestamptz)
       ORDER BY a.id DESC LIMIT $1`,
-    [limit, beforeId, f.types && f.types.length > 0 ? f.types : null, f.actorEmail ?? null, f.ownerEmail ?? null, f.keyId ?? null, f.from ?? null, f.to ?? null],
+    [
+      limit, beforeId, f.types && f.types.length > 0 ? f.types : null, f.actorEmail ?? null, f.ownerEmail ?? null, f.keyId ?? null,
+      f.from ?? null, f.to ?? null,
+    ],
   );
   return rows;
 }

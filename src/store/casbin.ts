@@ -16,7 +16,9 @@ import { describeProblems, parsePolicyRows, ruleToCsvRow, type PolicyRule } from
 export async function readStoredRules(pool: Queryable, _modelText?: string): Promise<PolicyRule[]> {
   const { rows } = await pool.query<{ ptype: string; rule: string[] }>('SELECT ptype, rule FROM casbin ORDER BY id');
   const parsed = parsePolicyRows(rows.map((r) => [r.ptype, ...r.rule]));
-  if (parsed.problems.length) throw new PolicyLoadError(`the stored policy has malformed lines:\n${describeProblems(parsed.problems, 'database')}`);
+  if (parsed.problems.length) {
+    throw new PolicyLoadError(`the stored policy has malformed lines:\n${describeProblems(parsed.problems, 'database')}`);
+  }
   return parsed.rules;
 }
 
@@ -38,5 +40,10 @@ export async function replaceRules(tx: Client, rules: readonly PolicyRule[]): Pr
   await tx.query('DELETE FROM casbin');
   const rows = rules.map((r) => JSON.stringify(ruleToCsvRow(r).slice(1)));
   // Ids follow the file's order (ORDER BY the ordinality): readers sort on them.
-  if (rows.length) await tx.query("INSERT INTO casbin (ptype, rule) SELECT 'p', r::jsonb FROM unnest($1::text[]) WITH ORDINALITY AS t(r, n) ORDER BY n", [rows]);
+  if (rows.length) {
+    await tx.query(
+      "INSERT INTO casbin (ptype, rule) SELECT 'p', r::jsonb FROM unnest($1::text[]) WITH ORDINALITY AS t(r, n) ORDER BY n",
+      [rows],
+    );
+  }
 }

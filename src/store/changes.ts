@@ -18,7 +18,10 @@ const rowOf = (r: Raw): ChangeRow => ({
 
 /** Records the signal in the caller's transaction and answers its number. */
 export async function recordChange(db: Queryable, s: Signal): Promise<number> {
-  const { rows } = await db.query<{ id: string }>('INSERT INTO changes (kind, target) VALUES ($1, $2) RETURNING id', [s.type, s.type === 'policy' ? null : s.id]);
+  const { rows } = await db.query<{ id: string }>(
+    'INSERT INTO changes (kind, target) VALUES ($1, $2) RETURNING id',
+    [s.type, s.type === 'policy' ? null : s.id],
+  );
   return Number(rows[0]!.id);
 }
 

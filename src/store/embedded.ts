@@ -2,7 +2,9 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { EmbeddedStartError, initialise, nativeBinaries, place, PortTakenError, postgresUser, run, type RunningPostgres } from './embedded-root.ts';
+import {
+  EmbeddedStartError, initialise, nativeBinaries, place, PortTakenError, postgresUser, run, type RunningPostgres,
+} from './embedded-root.ts';
 
 export { EmbeddedStartError } from './embedded-root.ts';
 
@@ -80,7 +82,9 @@ async function alreadyRunning(dataDir: string): Promise<EmbeddedDatabase | null>
  * `shareRunning` (a short CLI command): use the PostgreSQL already running on that data, if any. A
  * second server must not, since the first one's stop would take the database from under it.
  */
-export async function startEmbeddedPostgres(dir: string, port = 0, packageRoot = resolve(import.meta.dirname, '../..'), shareRunning = false): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dir: string, port = 0, packageRoot = resolve(import.meta.dirname, '../..'), shareRunning = false,
+): Promise<EmbeddedDatabase> {
   const chosen = port || (await freePort(DEFAULT_EMBEDDED_PORT));
   const dataDir = resolve(dir);
   if (process.getuid?.() === 0) return startAsRoot(dataDir, chosen, port === 0, packageRoot, shareRunning);
@@ -90,26 +94,34 @@ export async function startEmbeddedPostgres(dir: string, port = 0, packageRoot =
   if (running) return running;
   const fresh = !existsSync(resolve(dataDir, 'PG_VERSION'));
   mkdirSync(dataDir, { recursive: true });
-  const server = new EmbeddedPostgres({ databaseDir: dataDir, user: USER, password: PASSWORD, port: chosen, persistent: true, onLog: () => {}, onError: () => {} });
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir, user: USER, password: PASSWORD, port: chosen, persistent: true, onLog: () => {}, onError: () => {},
+  });
   try {
     if (fresh) await server.initialise();
     await server.start();
   } catch (e) {
     // The library rejects a failed start with no reason at all.
-    throw new EmbeddedStartError(`the embedded PostgreSQL in ${dataDir} did not start${e instanceof Error ? ` (${e.message.split('\n')[0]})` : ''}: stop whatever else uses that directory, or set DATABASE_URL`);
+    const why = e instanceof Error ? ` (${e.message.split('\n')[0]})` : '';
+    throw new EmbeddedStartError(`the embedded PostgreSQL in ${dataDir} did not start${why}:`
+      + ' stop whatever else uses that directory, or set DATABASE_URL');
   }
   await ensureDatabase(chosen);
   return { url: urlFor(chosen), dataDir, relocation: null, stop: () => server.stop() };
 }
 
-async function startAsRoot(wanted: string, firstPort: number, portIsOurs: boolean, packageRoot: string, shareRunning: boolean): Promise<EmbeddedDatabase> {
+async function startAsRoot(
+  wanted: string, firstPort: number, portIsOurs: boolean, packageRoot: string, shareRunning: boolean,
+): Promise<EmbeddedDatabase> {
   const user = postgresUser();
   const native = nativeBinaries(packageRoot);
   let where;
   try {
     where = place(user, native, wanted);
   } catch (e) {
-    throw new EmbeddedStartError(`running as root, the embedded PostgreSQL could not be given a place its "postgres" user can reach (${(e as Error).message.split('\n')[0]}): run keygate as another user, or set DATABASE_URL`);
+    const why = (e as Error).message.split('\n')[0];
+    throw new EmbeddedStartError('running as root, the embedded PostgreSQL could not be given a place its "postgres" user can reach'
+      + ` (${why}): run keygate as another user, or set DATABASE_URL`);
   }
   const running = shareRunning ? await alreadyRunning(where.dataDir) : null;
   if (running) return running;
@@ -131,10 +143,13 @@ async function startAsRoot(wanted: string, firstPort: number, portIsOurs: boolea
     await ensureDatabase(port);
   } catch (e) {
     await server.stop();
-    throw new EmbeddedStartError(`the embedded PostgreSQL in ${where.dataDir} does not accept keygate's login (${(e as Error).message}): remove that directory to start afresh, or set DATABASE_URL`);
+    throw new EmbeddedStartError(`the embedded PostgreSQL in ${where.dataDir} does not accept keygate's login (${(e as Error).message}):`
+      + ' remove that directory to start afresh, or set DATABASE_URL');
   }
+  const unreachable = where.dataDir === wanted ? 'node_modules' : 'the working directory';
   const relocation = where.relocated
-    ? `running as root: PostgreSQL runs as user "postgres", who cannot enter ${where.dataDir === wanted ? 'node_modules' : 'the working directory'}; binaries in ${where.binDir}, data in ${where.dataDir} (kept across restarts)`
+    ? `running as root: PostgreSQL runs as user "postgres", who cannot enter ${unreachable};`
+      + ` binaries in ${where.binDir}, data in ${where.dataDir} (kept across restarts)`
     : null;
   return { url: urlFor(port), dataDir: where.dataDir, relocation, stop: () => server.stop() };
 }

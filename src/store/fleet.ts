@@ -18,14 +18,16 @@ export async function recordHeartbeat(db: Queryable, i: InstanceRow): Promise<vo
   await db.query(
     `INSERT INTO policy_instances (instance_id, host, pid, policy_version, shadow_id, lag_reason, started_at, seen_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (instance_id) DO UPDATE SET policy_version = excluded.policy_version, shadow_id = excluded.shadow_id, lag_reason = excluded.lag_reason, seen_at = excluded.seen_at`,
+     ON CONFLICT (instance_id) DO UPDATE SET policy_version = excluded.policy_version, shadow_id = excluded.shadow_id,
+       lag_reason = excluded.lag_reason, seen_at = excluded.seen_at`,
     [i.instanceId, i.host, i.pid, i.policyVersion, i.shadowId, i.lagReason, i.startedAt, i.seenAt],
   );
 }
 
 export async function listInstancesSeenSince(db: Queryable, since: Date): Promise<InstanceRow[]> {
   const { rows } = await db.query<InstanceRow>(
-    `SELECT instance_id "instanceId", host, pid, policy_version "policyVersion", shadow_id::int "shadowId", lag_reason "lagReason", started_at "startedAt", seen_at "seenAt"
+    `SELECT instance_id "instanceId", host, pid, policy_version "policyVersion", shadow_id::int "shadowId", lag_reason "lagReason",
+            started_at "startedAt", seen_at "seenAt"
        FROM policy_instances WHERE seen_at >= $1 ORDER BY host, pid, instance_id`,
     [since],
   );

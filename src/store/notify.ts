@@ -64,7 +64,12 @@ export interface Reconnected {
  * then sees no error and would wait for ever. So it is asked to answer a query every
  * `check.intervalMs`; one that does not answer in time is torn down and replaced like a closed one.
  */
-export async function listen(connectionString: string, onSignal: (s: Signal, change: number | null) => void, onReconnect: (r: Reconnected) => void, check: ChannelCheck = DEFAULT_CHANNEL_CHECK): Promise<Listener> {
+export async function listen(
+  connectionString: string,
+  onSignal: (s: Signal, change: number | null) => void,
+  onReconnect: (r: Reconnected) => void,
+  check: ChannelCheck = DEFAULT_CHANNEL_CHECK,
+): Promise<Listener> {
   let client: pg.Client | null = null;
   let closed = false;
   let timer: NodeJS.Timeout | null = null;

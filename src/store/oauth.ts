@@ -9,7 +9,10 @@ export const hashId = (id: string): Buffer => createHash('sha256').update(id, 'u
 
 export interface StoredRow { payload: Record<string, unknown>; consumed_at: Date | null }
 
-export async function upsertStored(db: Queryable, r: { model: string; id: string; uid: string | null; grantId: string | null; payload: Record<string, unknown>; expiresAt: Date | null }): Promise<void> {
+export async function upsertStored(
+  db: Queryable,
+  r: { model: string; id: string; uid: string | null; grantId: string | null; payload: Record<string, unknown>; expiresAt: Date | null },
+): Promise<void> {
   await db.query(
     `INSERT INTO oauth_store (model, id_hash, uid_hash, grant_id, payload, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (model, id_hash) DO UPDATE SET uid_hash = EXCLUDED.uid_hash, grant_id = EXCLUDED.grant_id,
@@ -103,7 +106,10 @@ export async function findSecrets(db: Queryable): Promise<OAuthSecretsRow | null
 
 /** The first instance to start writes its candidate; every instance then reads the one that won. */
 export async function ensureSecrets(db: Queryable, candidate: OAuthSecretsRow): Promise<OAuthSecretsRow> {
-  await db.query('INSERT INTO oauth_secrets (id, cookie_key, jwk) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING', [candidate.cookie_key, JSON.stringify(candidate.jwk)]);
+  await db.query(
+    'INSERT INTO oauth_secrets (id, cookie_key, jwk) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING',
+    [candidate.cookie_key, JSON.stringify(candidate.jwk)],
+  );
   const { rows } = await db.query<OAuthSecretsRow>('SELECT cookie_key, jwk FROM oauth_secrets WHERE id = 1');
   return rows[0]!;
 }
@@ -115,16 +121,22 @@ export interface GrantRow {
 
 const GRANT_COLUMNS = 'id, user_id, client_id, client_name, request_quota, rate_limits, created_at, last_used_at, revoked_at';
 
-export async function insertGrant(db: Queryable, g: { id: string; userId: string; clientId: string; clientName: string; requestQuota: number; rateLimits: RateLimitRule[] }): Promise<GrantRow> {
+export async function insertGrant(
+  db: Queryable, g: { id: string; userId: string; clientId: string; clientName: string; requestQuota: number; rateLimits: RateLimitRule[] },
+): Promise<GrantRow> {
   const { rows } = await db.query<GrantRow>(
-    `INSERT INTO oauth_grants (id, user_id, client_id, client_name, request_quota, rate_limits) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${GRANT_COLUMNS}`,
+    `INSERT INTO oauth_grants (id, user_id, client_id, client_name, request_quota, rate_limits)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${GRANT_COLUMNS}`,
     [g.id, g.userId, g.clientId, g.clientName, g.requestQuota, JSON.stringify(g.rateLimits)],
   );
   return rows[0]!;
 }
 
 export async function countLiveGrants(db: Queryable, userId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_grants WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM oauth_grants WHERE user_id = $1 AND revoked_at IS NULL',
+    [userId],
+  );
   return rows[0]!.n;
 }
 

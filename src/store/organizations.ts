@@ -11,7 +11,9 @@ export async function insertOrganization(db: Queryable, o: { name: string; slug:
   return rows[0] ?? null;
 }
 
-export async function insertMember(db: Queryable, m: { organizationId: string; userId: string; role: MemberRow['role'] }): Promise<MemberRow> {
+export async function insertMember(
+  db: Queryable, m: { organizationId: string; userId: string; role: MemberRow['role'] },
+): Promise<MemberRow> {
   const { rows } = await db.query<MemberRow>(
     'INSERT INTO members (organization_id, user_id, role) VALUES ($1, $2, $3) RETURNING organization_id, user_id, role, created_at',
     [m.organizationId, m.userId, m.role],

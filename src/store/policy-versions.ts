@@ -103,7 +103,9 @@ export async function addDivergences(db: Queryable, shadowId: number, rows: read
       WHERE EXISTS (SELECT 1 FROM policy_shadow WHERE id = $1)
      ON CONFLICT (shadow_id, live_rule, shadow_rule, outcome)
        DO UPDATE SET count = policy_shadow_divergences.count + excluded.count`,
-    [shadowId, JSON.stringify(rows.map((r) => ({ live_rule: r.liveRule, shadow_rule: r.shadowRule, outcome: r.outcome, count: r.count, example: r.example })))],
+    [shadowId, JSON.stringify(rows.map((r) => ({
+      live_rule: r.liveRule, shadow_rule: r.shadowRule, outcome: r.outcome, count: r.count, example: r.example,
+    })))],
   );
 }
 

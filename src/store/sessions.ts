@@ -8,7 +8,9 @@ export interface SessionRow {
 
 const COLUMNS = 'id, user_id, active_organization_id, expires_at, created_at, ip, user_agent';
 
-export async function insertSession(db: Queryable, s: { userId: string; tokenHash: Buffer; expiresAt: Date; ip: string | null; userAgent: string | null }): Promise<SessionRow> {
+export async function insertSession(
+  db: Queryable, s: { userId: string; tokenHash: Buffer; expiresAt: Date; ip: string | null; userAgent: string | null },
+): Promise<SessionRow> {
   const { rows } = await db.query<SessionRow>(
     `INSERT INTO sessions (user_id, token_hash, expires_at, ip, user_agent) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
     [s.userId, s.tokenHash, s.expiresAt, s.ip, s.userAgent],
@@ -17,8 +19,13 @@ export async function insertSession(db: Queryable, s: { userId: string; tokenHas
 }
 
 /** The live session for a token hash together with its user, in one round trip. */
-export async function findLiveSessionByHash(db: Queryable, tokenHash: Buffer, now: Date): Promise<{ session: SessionRow; user: UserRow } | null> {
-  const { rows } = await db.query<SessionRow & { u_email: string; u_name: string; u_password_hash: string; u_role: 'user' | 'admin'; u_banned: boolean; u_plan: string | null; u_created_at: Date }>(
+export async function findLiveSessionByHash(
+  db: Queryable, tokenHash: Buffer, now: Date,
+): Promise<{ session: SessionRow; user: UserRow } | null> {
+  const { rows } = await db.query<SessionRow & {
+    u_email: string; u_name: string; u_password_hash: string; u_role: 'user' | 'admin'; u_banned: boolean; u_plan: string | null;
+    u_created_at: Date;
+  }>(
     `SELECT s.id, s.user_id, s.active_organization_id, s.expires_at, s.created_at, s.ip, s.user_agent,
             u.email u_email, u.name u_name, u.password_hash u_password_hash, u.role u_role, u.banned u_banned,
             u.plan u_plan, u.created_at u_created_at
@@ -29,8 +36,14 @@ export async function findLiveSessionByHash(db: Queryable, tokenHash: Buffer, no
   const r = rows[0];
   if (!r) return null;
   return {
-    session: { id: r.id, user_id: r.user_id, active_organization_id: r.active_organization_id, expires_at: r.expires_at, created_at: r.created_at, ip: r.ip, user_agent: r.user_agent },
-    user: { id: r.user_id, email: r.u_email, name: r.u_name, password_hash: r.u_password_hash, role: r.u_role, banned: r.u_banned, plan: r.u_plan, created_at: r.u_created_at },
+    session: {
+      id: r.id, user_id: r.user_id, active_organization_id: r.active_organization_id, expires_at: r.expires_at, created_at: r.created_at,
+      ip: r.ip, user_agent: r.user_agent,
+    },
+    user: {
+      id: r.user_id, email: r.u_email, name: r.u_name, password_hash: r.u_password_hash, role: r.u_role, banned: r.u_banned, plan: r.u_plan,
+      created_at: r.u_created_at,
+    },
   };
 }
 

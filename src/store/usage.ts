@@ -35,7 +35,8 @@ const ADD = {
  */
 export async function addUsage(db: Queryable, subject: UsageSubject, deltas: UsageDelta[]): Promise<void> {
   if (!deltas.length) return;
-  await retryOnConflict(() => db.query(ADD[subject], [deltas.map((d) => d.id), deltas.map((d) => d.day), deltas.map((d) => d.requests), deltas.map((d) => d.refused)]));
+  const columns = [deltas.map((d) => d.id), deltas.map((d) => d.day), deltas.map((d) => d.requests), deltas.map((d) => d.refused)];
+  await retryOnConflict(() => db.query(ADD[subject], columns));
 }
 
 /** The days of [from, to] that have counts; the caller fills quiet days with zeros. */

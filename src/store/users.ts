@@ -7,7 +7,9 @@ export interface UserRow {
 
 const COLUMNS = 'id, email, name, password_hash, role, banned, plan, created_at';
 
-export async function insertUser(db: Queryable, u: { email: string; name: string; passwordHash: string; role?: 'user' | 'admin'; plan?: string | null }): Promise<UserRow | null> {
+export async function insertUser(
+  db: Queryable, u: { email: string; name: string; passwordHash: string; role?: 'user' | 'admin'; plan?: string | null },
+): Promise<UserRow | null> {
   const { rows } = await db.query<UserRow>(
     `INSERT INTO users (email, name, password_hash, role, plan) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
@@ -36,7 +38,9 @@ export type UserMatch = { id: string } | { email: string };
 const matchSql = (m: UserMatch) => ('id' in m ? ['id = $1', m.id] : ['lower(email) = lower($1)', m.email]) as [string, string];
 
 /** Sets one column and returns the row with the value it held before (`previous`), in one statement. */
-async function setColumn<C extends 'role' | 'plan' | 'banned'>(db: Queryable, m: UserMatch, column: C, value: UserRow[C]): Promise<(UserRow & { previous: UserRow[C] }) | null> {
+async function setColumn<C extends 'role' | 'plan' | 'banned'>(
+  db: Queryable, m: UserMatch, column: C, value: UserRow[C],
+): Promise<(UserRow & { previous: UserRow[C] }) | null> {
   const [where, arg] = matchSql(m);
   const { rows } = await db.query<UserRow & { previous: UserRow[C] }>(
     `UPDATE users u SET ${column} = $2 FROM (SELECT id, ${column} AS previous FROM users WHERE ${where} FOR UPDATE) o
@@ -73,7 +77,9 @@ export interface UserPageRow extends UserRow { keys_held: number }
  * The console's user list: oldest first, keyset-paginated on (created_at, id), those whose e-mail
  * starts with `emailPrefix` (any case), each with the keys they hold (not revoked).
  */
-export async function listUsersPage(db: Queryable, opts: { emailPrefix: string | null; limit: number; after: { createdAt: string; id: string } | null }): Promise<(UserPageRow & { created_cursor: string })[]> {
+export async function listUsersPage(
+  db: Queryable, opts: { emailPrefix: string | null; limit: number; after: { createdAt: string; id: string } | null },
+): Promise<(UserPageRow & { created_cursor: string })[]> {
   const { rows } = await db.query<UserPageRow & { created_cursor: string }>(
     `SELECT ${COLUMNS.split(', ').map((c) => `u.${c}`).join(', ')}, u.created_at::text AS created_cursor,
             (SELECT count(*)::int FROM apikeys k WHERE k.user_id = u.id AND k.revoked_at IS NULL) AS keys_held

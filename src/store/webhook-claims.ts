@@ -49,13 +49,17 @@ export async function claimDue(db: Queryable, l: ClaimLimits): Promise<ClaimedRo
 export interface AttemptResult { status: number | null; durationMs: number; error: string | null; response: string | null; ok: boolean }
 
 /** Logs an attempt and settles its delivery: delivered, due again after `retryMs`, or failed when `retryMs` is null. */
-export async function settleAttempt(db: Queryable, endpointId: string, eventId: string, r: AttemptResult, retryMs: number | null): Promise<void> {
+export async function settleAttempt(
+  db: Queryable, endpointId: string, eventId: string, r: AttemptResult, retryMs: number | null,
+): Promise<void> {
   await db.query(
     `INSERT INTO webhook_attempts (endpoint_id, event_id, status, duration_ms, error, response) VALUES ($1, $2, $3, $4, $5, $6)`,
     [endpointId, eventId, r.status, r.durationMs, r.error, r.response],
   );
   await db.query(
-    `UPDATE webhook_deliveries SET state = $3, next_attempt_at = CASE WHEN $4::bigint IS NULL THEN next_attempt_at ELSE now() + $4 * interval '1 millisecond' END
+    `UPDATE webhook_deliveries
+        SET state = $3,
+            next_attempt_at = CASE WHEN $4::bigint IS NULL THEN next_attempt_at ELSE now() + $4 * interval '1 millisecond' END
       WHERE endpoint_id = $1 AND event_id = $2`,
     [endpointId, eventId, r.ok ? 'delivered' : retryMs === null ? 'failed' : 'pending', retryMs],
   );

@@ -5,9 +5,12 @@ export interface EndpointRow {
   secret: string; previous_secret: string | null; previous_secret_until: Date | null;
   failing_since: Date | null; disabled_reason: string | null; created_at: Date; updated_at: Date;
 }
-const ENDPOINT = `id, url, events, description, enabled, secret, previous_secret, previous_secret_until, failing_since, disabled_reason, created_at, updated_at`;
+const ENDPOINT = `id, url, events, description, enabled, secret, previous_secret, previous_secret_until, failing_since, disabled_reason,
+  created_at, updated_at`;
 
-export async function insertEndpoint(db: Queryable, e: { url: string; events: string[] | null; description: string; secret: string }): Promise<EndpointRow> {
+export async function insertEndpoint(
+  db: Queryable, e: { url: string; events: string[] | null; description: string; secret: string },
+): Promise<EndpointRow> {
   const { rows } = await db.query<EndpointRow>(
     `INSERT INTO webhook_endpoints (url, events, description, secret) VALUES ($1, $2, $3, $4) RETURNING ${ENDPOINT}`,
     [e.url, e.events, e.description, e.secret],
@@ -25,7 +28,9 @@ export async function findEndpoint(db: Queryable, id: string, lock = false): Pro
 }
 
 /** Sets what is given; re-enabling clears the failure record, so the five days start over. */
-export async function updateEndpoint(db: Queryable, id: string, p: { url?: string; events?: string[] | null; description?: string; enabled?: boolean }): Promise<EndpointRow | null> {
+export async function updateEndpoint(
+  db: Queryable, id: string, p: { url?: string; events?: string[] | null; description?: string; enabled?: boolean },
+): Promise<EndpointRow | null> {
   const { rows } = await db.query<EndpointRow>(
     `UPDATE webhook_endpoints SET
        url = COALESCE($2, url), events = CASE WHEN $3 THEN $4::text[] ELSE events END, description = COALESCE($5, description),
@@ -54,11 +59,17 @@ export async function rotateSecret(db: Queryable, id: string, secret: string, ol
   return rows[0] ?? null;
 }
 
-export interface DeliveryRow { event_id: string; type: string; state: 'pending' | 'delivered' | 'failed'; attempts: number; next_attempt_at: Date; created_at: Date }
-export interface AttemptRow { event_id: string; at: Date; status: number | null; duration_ms: number; error: string | null; response: string | null }
+export interface DeliveryRow {
+  event_id: string; type: string; state: 'pending' | 'delivered' | 'failed'; attempts: number; next_attempt_at: Date; created_at: Date;
+}
+export interface AttemptRow {
+  event_id: string; at: Date; status: number | null; duration_ms: number; error: string | null; response: string | null;
+}
 
 /** An endpoint's deliveries, newest first, with their attempts oldest first. */
-export async function listDeliveries(db: Queryable, endpointId: string, limit: number): Promise<{ deliveries: DeliveryRow[]; attempts: AttemptRow[] }> {
+export async function listDeliveries(
+  db: Queryable, endpointId: string, limit: number,
+): Promise<{ deliveries: DeliveryRow[]; attempts: AttemptRow[] }> {
   const { rows: deliveries } = await db.query<DeliveryRow>(
     `SELECT d.event_id, e.type, d.state, d.attempts, d.next_attempt_at, d.created_at
        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { Client, signUp } from '../support/http.ts';
 import { startEcho, type Echo } from '../support/echo.ts';
+import { until } from '../support/until.ts';
 import { FaultRedis } from './support.ts';
 
 // An outage is told once: a line when it begins, with the store and its cause, and a line when it
@@ -48,10 +49,10 @@ for (const shape of shapes) describe(`faults: an outage of the counters' Redis i
 
     await redis.start();
     // The end is declared at the first answer once refusals have stopped for a moment: keep asking.
-    for (let i = 0; i < 40 && !gw.logs.slice(from).some((l) => l.includes('available again')); i++) {
+    await until('the end of the outage logged', async () => {
       await key.get('/api/projects');
-      await new Promise((r) => setTimeout(r, 250));
-    }
+      return gw.logs.slice(from).some((l) => l.includes('available again'));
+    }, 10_000, 250);
 
     const lines = gw.logs.slice(from).map((l) => JSON.parse(l) as Line);
     const began = lines.filter((l) => l.msg.includes('unavailable'));

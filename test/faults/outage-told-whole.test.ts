@@ -4,7 +4,7 @@ import { startEcho, type Echo } from '../support/echo.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { Client, signUp } from '../support/http.ts';
 import { until } from '../support/until.ts';
-import { FaultRedis, sleep } from './support.ts';
+import { FaultRedis } from './support.ts';
 import { startFreezableProxy, type FreezableProxy } from './freeze-proxy.ts';
 
 // An outage told whole: its end is logged when the store answers again even if no request follows
@@ -85,7 +85,8 @@ describe('faults: an outage is told whole', function () {
       const { client } = await signUp(gw.url);
       const key = new Client(gw.url).withKey((await client.post('/api/api-keys', { name: 'k' })).body.key as string);
       expect((await key.get('/api/projects')).status).to.equal(200);
-      await sleep(300);
+      // A round of background work done while the database answers, so the rounds below are the outage's.
+      await gw.runPeriodic();
       const from = gw.logs.length;
       proxy.freeze();
       // A cached key is served meanwhile and leaves usage tallies to write; each round flushes them,
@@ -102,7 +103,9 @@ describe('faults: an outage is told whole', function () {
       proxy.thaw();
       // No request now: the end is the store check's to notice.
       await until('the outage told as ended', () => ended(parse(gw.logs.slice(from)), 'database').length > 0, 5_000);
-      await sleep(300);
+      // Two more rounds of background work, each of which would tell the outage again if it were to.
+      await gw.runPeriodic();
+      await gw.runPeriodic();
       const lines = parse(gw.logs.slice(from));
       expect(began(lines, 'database'), 'lines saying it began').to.have.length(1);
       expect(ended(lines, 'database'), 'lines saying it ended').to.have.length(1);

@@ -4,7 +4,8 @@ import { startEcho, type Echo } from '../support/echo.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { Client, signUp } from '../support/http.ts';
 import { requireRedis } from '../support/redis.ts';
-import { FaultPostgres, sleep } from './support.ts';
+import { until } from '../support/until.ts';
+import { FaultPostgres } from './support.ts';
 
 // PostgreSQL killed (-9) and started again behind a transaction-pooling PgBouncer, the signal
 // channel on the direct URL. The channel reconnects as soon as PostgreSQL accepts, while PgBouncer
@@ -13,7 +14,6 @@ import { FaultPostgres, sleep } from './support.ts';
 // PgBouncer takes logins again.
 
 const KEYS = 10;
-const DOWN_MS = 4_000;
 
 describe('faults: PostgreSQL restarted behind PgBouncer', function () {
   this.timeout(120_000);
@@ -47,7 +47,10 @@ describe('faults: PostgreSQL restarted behind PgBouncer', function () {
     for (const k of keys) expect((await k.get('/api/projects')).status).to.equal(200);
     const from = gw.logs.length;
     await pg.kill();
-    await sleep(DOWN_MS);
+    // Down until a signed-in request through PgBouncer is refused: PgBouncer has then failed a login
+    // to the dead server, and so waits server_login_retry before it tries again once it is back.
+    await until('a request through PgBouncer refused while PostgreSQL is down', async () =>
+      (await client.get('/api/api-keys')).status === 503, 15_000, 100);
     await pg.start();
     await gw.waitForLog(/signal channel reconnected/, { from, timeoutMs: 15_000 });
     const line = gw.logs.slice(from).find((l) => /signal channel reconnected/.test(l))!;

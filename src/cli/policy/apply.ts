@@ -14,7 +14,12 @@ async function livePolicy(lc: Lifecycle): Promise<{ loaded: LoadedPolicy; versio
   const live = await lc.versions.liveEngine(texts);
   // Seeded from the files at first start: no version, the lines are all there is.
   const policyPath = live.version > 0 ? `live version ${live.version}` : 'the live stored policy';
-  return { loaded: { engine: live.engine, policyPath, modelPath: live.version > 0 ? 'the stored model' : lc.config.policy.model, scopesPath: 'the stored scopes' }, version: live.version, sha256: live.sha256 };
+  const modelPath = live.version > 0 ? 'the stored model' : lc.config.policy.model;
+  return {
+    loaded: { engine: live.engine, policyPath, modelPath, scopesPath: 'the stored scopes' },
+    version: live.version,
+    sha256: live.sha256,
+  };
 }
 
 async function dryRun(lc: Lifecycle, texts: PolicyTexts, policyPath: string, checksOk: boolean): Promise<number> {
@@ -24,7 +29,8 @@ async function dryRun(lc: Lifecycle, texts: PolicyTexts, policyPath: string, che
     throw new CliError(`${display(lc.io, policyPath)}: ${e.message}`);
   });
   lc.io.stdout(`changes from ${live.loaded.policyPath} to ${display(lc.io, policyPath)}:\n`);
-  await printDiff(lc.io, live.loaded, { engine: candidate, policyPath, modelPath: lc.config.policy.model, scopesPath: lc.config.policy.scopes });
+  const loaded = { engine: candidate, policyPath, modelPath: lc.config.policy.model, scopesPath: lc.config.policy.scopes };
+  await printDiff(lc.io, live.loaded, loaded);
   lc.io.stdout(`dry run: nothing written${checksOk ? '' : '; the checks failed, so apply would refuse'}\n`);
   return checksOk ? 0 : 1;
 }
@@ -43,8 +49,12 @@ export async function applyCommand(args: string[], lc: Lifecycle): Promise<numbe
     },
   });
   const waitS = waitSeconds(values.wait);
-  if (waitS !== null && (values['dry-run'] || values.shadow)) throw new CliError('--wait waits for the fleet to load a new live version; --dry-run and --shadow make none');
-  if (positionals.length > 1) throw new CliError('usage: keygate policy apply [POLICY_FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT]');
+  if (waitS !== null && (values['dry-run'] || values.shadow)) {
+    throw new CliError('--wait waits for the fleet to load a new live version; --dry-run and --shadow make none');
+  }
+  if (positionals.length > 1) {
+    throw new CliError('usage: keygate policy apply [POLICY_FILE] [--dry-run | --shadow] [--force] [--by WHO] [--message TEXT]');
+  }
   if (values['dry-run'] && values.shadow) throw new CliError('--dry-run and --shadow do not go together: a dry run writes nothing');
   if (values['dry-run'] && values.force) throw new CliError('--dry-run runs the checks; --force would skip them');
   const { texts, policyPath } = await readTexts(lc, positionals[0]);
@@ -55,12 +65,14 @@ export async function applyCommand(args: string[], lc: Lifecycle): Promise<numbe
   else checksOk = await safetyChecks(lc.io, texts, policyPath);
   if (values['dry-run']) return dryRun(lc, texts, policyPath, checksOk);
   if (!checksOk) {
-    lc.io.stderr(`refused: ${display(lc.io, policyPath)} fails lint or its suites (above); nothing was written. --force applies it anyway.\n`);
+    const shown = display(lc.io, policyPath);
+    lc.io.stderr(`refused: ${shown} fails lint or its suites (above); nothing was written. --force applies it anyway.\n`);
     return 1;
   }
   if (values.shadow) {
     const { id, rules } = await lc.shadow.store(texts, who, display(lc.io, policyPath));
-    lc.io.stdout(`stored ${display(lc.io, policyPath)} (${rules} lines) as candidate ${id}; every gateway decides each request under it too within a second, while the live policy still decides. See \`keygate policy shadow report\`.\n`);
+    lc.io.stdout(`stored ${display(lc.io, policyPath)} (${rules} lines) as candidate ${id}; every gateway decides each request under it`
+      + ' too within a second, while the live policy still decides. See `keygate policy shadow report`.\n');
     return 0;
   }
   sayOutcome(lc.io, await lc.versions.apply(texts, who, display(lc.io, policyPath)), `applied ${display(lc.io, policyPath)}`);

@@ -12,7 +12,9 @@ import { loadSuite } from './suite.ts';
 import { runCase } from './test.ts';
 
 /** Prints each finding and failure; true when lint is clean and (unless `lintOnly`) every suite passes. */
-export async function safetyChecks(io: CliIo, texts: PolicyTexts, policyPath: string, opts: { lintOnly?: boolean; label?: string } = {}): Promise<boolean> {
+export async function safetyChecks(
+  io: CliIo, texts: PolicyTexts, policyPath: string, opts: { lintOnly?: boolean; label?: string } = {},
+): Promise<boolean> {
   const shown = opts.label ?? display(io, policyPath);
   let catalog: ScopeCatalog | null = null;
   const findings: Finding[] = [];

@@ -6,7 +6,9 @@ import type { PolicyEngine } from '../../policy/engine.ts';
 import { formatRule } from '../../policy/rules.ts';
 import { decisionChanges, decisionLine, diffRequests, type DecisionChange, type DiffRequest } from '../../policy/decision-diff.ts';
 import type { Scope, ScopeCatalog } from '../../policy/scopes.ts';
-import { CliError, defaultModelFor, defaultScopesFor, display, listFiles, policiesDir, policyLoader, variantFile, type CliIo, type LoadedPolicy } from './common.ts';
+import {
+  CliError, defaultModelFor, defaultScopesFor, display, listFiles, policiesDir, policyLoader, variantFile, type CliIo, type LoadedPolicy,
+} from './common.ts';
 import { gitSides, gitTopLevel } from './git-base.ts';
 import { loadSuite } from './suite.ts';
 
@@ -44,7 +46,12 @@ function lineChanges(io: CliIo, oldP: LoadedPolicy, newP: LoadedPolicy): string[
 /** Scopes added, removed, or changed in label, description, actions or requires. */
 function scopeChanges(oldS: ScopeCatalog, newS: ScopeCatalog): string[] {
   const out: string[] = [];
-  const fields = (s: Scope): Record<string, string> => ({ actions: `[${s.actions.join(', ')}]`, requires: s.requires ?? 'nothing', label: JSON.stringify(s.label), description: JSON.stringify(s.description) });
+  const fields = (s: Scope): Record<string, string> => ({
+    actions: `[${s.actions.join(', ')}]`,
+    requires: s.requires ?? 'nothing',
+    label: JSON.stringify(s.label),
+    description: JSON.stringify(s.description),
+  });
   for (const s of oldS.list) {
     const next = newS.get(s.name);
     if (!next) {
@@ -66,7 +73,10 @@ export async function diffCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { model: { type: 'string' }, 'old-scopes': { type: 'string' }, 'new-scopes': { type: 'string' }, base: { type: 'string' }, json: { type: 'boolean', default: false } },
+    options: {
+      model: { type: 'string' }, 'old-scopes': { type: 'string' }, 'new-scopes': { type: 'string' }, base: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
   });
   if (positionals.length > 2) throw new CliError(USAGE);
   const model = values.model ? resolve(io.cwd, values.model) : undefined;
@@ -83,7 +93,10 @@ export async function diffCommand(args: string[], io: CliIo): Promise<number> {
   } else {
     // No pair named: the working files against a commit, in a git checkout.
     const top = await gitTopLevel(io.cwd);
-    if (!top) throw new CliError(`not inside a git checkout: name the two policies to compare, keygate policy diff OLD NEW (with --model FILE, --old-scopes FILE, --new-scopes FILE where they are not beside the policies)`);
+    if (!top) {
+      throw new CliError('not inside a git checkout: name the two policies to compare, keygate policy diff OLD NEW'
+        + ' (with --model FILE, --old-scopes FILE, --new-scopes FILE where they are not beside the policies)');
+    }
     if (values['old-scopes']) throw new CliError('--old-scopes: against git, the old scopes are the scopes file at --base');
     const policy = positionals[0] ? resolve(io.cwd, positionals[0]) : (io.policy?.file ?? variantFile(policiesDir(io.cwd), 'A'));
     const configured = io.policy && io.policy.file === policy ? io.policy : undefined;

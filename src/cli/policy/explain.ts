@@ -8,7 +8,9 @@ import { permissionsFromNames, type ScopeCatalog } from '../../policy/scopes.ts'
 import { explain } from '../../services/policy/index.ts';
 import { CliError, declaredPermissions, display, policiesDir, policyLoader, subjectLabel, variantFile, type CliIo } from './common.ts';
 
-function subjectFrom(kind: string | undefined, permissions: string | undefined, role: string | undefined, scopes: ScopeCatalog): PolicySubject {
+function subjectFrom(
+  kind: string | undefined, permissions: string | undefined, role: string | undefined, scopes: ScopeCatalog,
+): PolicySubject {
   if (kind !== 'session' && kind !== 'key' && kind !== 'anonymous') throw new CliError('--subject must be session, key or anonymous');
   if (role !== undefined && role !== 'admin' && role !== 'user') throw new CliError('--role must be admin or user');
   const perms = permissions ? permissions.split(',').map((p) => p.trim()).filter(Boolean) : [];
@@ -16,13 +18,17 @@ function subjectFrom(kind: string | undefined, permissions: string | undefined, 
   if (kind === 'anonymous' && role) throw new CliError('--role does not apply to an anonymous caller');
   const { unknown } = permissionsFromNames(scopes, perms);
   if (unknown.length > 0) {
-    throw new CliError(`--permissions: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not declared in the scopes file (declared: ${declaredPermissions(scopes).join(', ') || 'none'})`);
+    const declared = declaredPermissions(scopes).join(', ') || 'none';
+    const verb = unknown.length > 1 ? 'are' : 'is';
+    throw new CliError(`--permissions: ${unknown.join(', ')} ${verb} not declared in the scopes file (declared: ${declared})`);
   }
   return { kind, permissions: perms, role: kind === 'anonymous' ? null : (role ?? 'user') };
 }
 
 // Without --policy or --variant, explain what this installation enforces: the configured files.
-function policyFiles(io: CliIo, v: { policy?: string; variant?: string; model?: string; scopes?: string; config?: string }): { policy: string; model?: string; scopes?: string } {
+function policyFiles(
+  io: CliIo, v: { policy?: string; variant?: string; model?: string; scopes?: string; config?: string },
+): { policy: string; model?: string; scopes?: string } {
   const model = v.model ? resolve(io.cwd, v.model) : undefined;
   const scopes = v.scopes ? resolve(io.cwd, v.scopes) : undefined;
   if (v.policy && v.variant) throw new CliError('give --policy or --variant, not both');
@@ -61,7 +67,9 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
   if (!values.method || !values.path) throw new CliError('--method and --path are required');
   const method = values.method.toUpperCase();
   const path = values.path;
-  if (!path.startsWith('/') || /[?#]/.test(path)) throw new CliError('--path takes a canonical path without a query string, such as /api/ai/threads');
+  if (!path.startsWith('/') || /[?#]/.test(path)) {
+    throw new CliError('--path takes a canonical path without a query string, such as /api/ai/threads');
+  }
 
   const files = policyFiles(io, values);
   const { engine, policyPath } = await policyLoader(io)(files.policy, files.model, files.scopes);
@@ -85,9 +93,13 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
 
   io.stdout(`${subjectLabel(subject)} ${method} ${path} (policy ${file})\n`);
   io.stdout(`decision: ${d.allowed ? 'allow' : 'deny'}\n`);
-  io.stdout(decidedBy ? `decided by: ${file}:${decidedBy.line}  ${formatRule(decidedBy)}\n` : 'decided by: no line matched; what no line allows is denied\n');
+  io.stdout(decidedBy
+    ? `decided by: ${file}:${decidedBy.line}  ${formatRule(decidedBy)}\n`
+    : 'decided by: no line matched; what no line allows is denied\n');
   if (!d.allowed && subject.kind === 'key') {
-    io.stdout(d.requiredPermission ? `a key with the "${d.requiredPermission}" permission would be allowed\n` : 'no permission would allow a key here; only a signed-in session can\n');
+    io.stdout(d.requiredPermission
+      ? `a key with the "${d.requiredPermission}" permission would be allowed\n`
+      : 'no permission would allow a key here; only a signed-in session can\n');
   }
   if (!d.allowed && subject.kind === 'anonymous') io.stdout('the gateway answers an anonymous refusal with 401\n');
   for (const r of alsoMatched) io.stdout(`also matched: ${file}:${r.line}  ${formatRule(r)}\n`);

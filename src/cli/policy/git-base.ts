@@ -24,7 +24,9 @@ export async function gitTopLevel(cwd: string): Promise<string | null> {
 
 export interface WorkingFiles { policy: string; model: string; scopes: string }
 
-async function buildLoaded(io: CliIo, texts: { model: string; policy: string; scopes: string }, names: WorkingFiles): Promise<LoadedPolicy> {
+async function buildLoaded(
+  io: CliIo, texts: { model: string; policy: string; scopes: string }, names: WorkingFiles,
+): Promise<LoadedPolicy> {
   try {
     const { engine } = await checkBundle(texts, { policy: names.policy, scopes: names.scopes, scopesFromFile: true });
     return { engine, policyPath: names.policy, modelPath: names.model, scopesPath: names.scopes };
@@ -46,9 +48,13 @@ async function readWorking(path: string): Promise<string> {
  * keygate is installed as a package, say) is the same on both sides; a tracked one missing at
  * `ref` is an error naming it.
  */
-export async function gitSides(io: CliIo, top: string, ref: string, files: WorkingFiles): Promise<{ oldP: LoadedPolicy; newP: LoadedPolicy }> {
+export async function gitSides(
+  io: CliIo, top: string, ref: string, files: WorkingFiles,
+): Promise<{ oldP: LoadedPolicy; newP: LoadedPolicy }> {
   // A ref that starts with "-" would be read by git as an option (`--output=FILE` writes a file).
-  if (ref.startsWith('-') || (await git(top, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])) === null) throw new CliError(`--base ${ref}: not a commit of the git checkout at ${top}`);
+  if (ref.startsWith('-') || (await git(top, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])) === null) {
+    throw new CliError(`--base ${ref}: not a commit of the git checkout at ${top}`);
+  }
   const atRef = async (path: string): Promise<{ text: string; name: string }> => {
     const rel = relative(top, path);
     const working = { text: await readWorking(path), name: display(io, path) };
@@ -59,9 +65,13 @@ export async function gitSides(io: CliIo, top: string, ref: string, files: Worki
     return { text, name: spec };
   };
   const [policy, model, scopes] = await Promise.all([atRef(files.policy), atRef(files.model), atRef(files.scopes)]);
+  const working = {
+    model: await readWorking(files.model), policy: await readWorking(files.policy), scopes: await readWorking(files.scopes),
+  };
   const [oldP, newP] = await Promise.all([
-    buildLoaded(io, { model: model.text, policy: policy.text, scopes: scopes.text }, { policy: policy.name, model: model.name, scopes: scopes.name }),
-    buildLoaded(io, { model: await readWorking(files.model), policy: await readWorking(files.policy), scopes: await readWorking(files.scopes) }, { policy: files.policy, model: files.model, scopes: files.scopes }),
+    buildLoaded(io, { model: model.text, policy: policy.text, scopes: scopes.text },
+      { policy: policy.name, model: model.name, scopes: scopes.name }),
+    buildLoaded(io, working, { policy: files.policy, model: files.model, scopes: files.scopes }),
   ]);
   return { oldP, newP };
 }

@@ -8,22 +8,28 @@ import { positiveInt, sayOutcome, type Lifecycle } from './lifecycle.ts';
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 export async function historyCommand(args: string[], lc: Lifecycle): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { limit: { type: 'string' }, json: { type: 'boolean', default: false } } });
+  const options = { limit: { type: 'string' }, json: { type: 'boolean', default: false } } as const;
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options });
   if (positionals.length > 0) throw new CliError('usage: keygate policy history [--limit N] [--json]');
   const limit = values.limit === undefined ? 20 : positiveInt(values.limit, '--limit');
   const rows = await lc.versions.history(limit);
   if (values.json) {
-    const versions = rows.map((v) => ({ version: v.version, sha256: v.sha256, appliedAt: v.appliedAt.toISOString(), appliedBy: v.appliedBy, message: v.message }));
+    const versions = rows.map((v) => ({
+      version: v.version, sha256: v.sha256, appliedAt: v.appliedAt.toISOString(), appliedBy: v.appliedBy, message: v.message,
+    }));
     lc.io.stdout(`${JSON.stringify({ live: rows[0]?.version ?? 0, seededOnly: rows.length === 0, versions })}\n`);
     return 0;
   }
   if (rows.length === 0) {
-    lc.io.stdout('no version yet: the store holds the policy files a gateway seeded it with at its first start (policyVersion 0); the first `keygate policy apply` stores version 1\n');
+    lc.io.stdout('no version yet: the store holds the policy files a gateway seeded it with at its first start (policyVersion 0);'
+      + ' the first `keygate policy apply` stores version 1\n');
     return 0;
   }
   const live = rows[0]!.version;
   for (const v of rows) {
-    lc.io.stdout(`${v.version === live ? '*' : ' '} ${v.version} ${v.sha256.slice(0, 12)} ${v.appliedAt.toISOString()} ${oneLine(v.appliedBy)} ${oneLine(v.message)}`.trimEnd() + '\n');
+    const mark = v.version === live ? '*' : ' ';
+    const line = `${mark} ${v.version} ${v.sha256.slice(0, 12)} ${v.appliedAt.toISOString()} ${oneLine(v.appliedBy)} ${oneLine(v.message)}`;
+    lc.io.stdout(line.trimEnd() + '\n');
   }
   return 0;
 }
@@ -34,7 +40,8 @@ export async function rollbackCommand(args: string[], lc: Lifecycle): Promise<nu
   // Version 0 is what the store was seeded with, kept by the first apply.
   const target = await lc.versions.version(positionals[0] === '0' ? 0 : positiveInt(positionals[0], 'VERSION'));
   // Lint only: the suites on disk describe today's intent, not the old version's.
-  if (!(await safetyChecks(lc.io, { model: target.modelText, policy: target.policyText, scopes: target.scopesText }, lc.config.policy.file, { lintOnly: true, label: `version ${target.version}` }))) {
+  const files = { model: target.modelText, policy: target.policyText, scopes: target.scopesText };
+  if (!(await safetyChecks(lc.io, files, lc.config.policy.file, { lintOnly: true, label: `version ${target.version}` }))) {
     lc.io.stderr(`refused: version ${target.version} fails lint (above); nothing was written\n`);
     return 1;
   }
@@ -74,7 +81,9 @@ export function reportFleet(lc: Lifecycle, status: FleetStatus, json: boolean, w
     if (instances.length === 0) lc.io.stdout(`no instance heard from in the last ${FLEET_RETENTION_MS / 3_600_000} h\n`);
     for (const i of instances) {
       const shadow = i.shadowId === null ? '' : ` candidate ${i.shadowId}`;
-      lc.io.stdout(`${i.instanceId.slice(0, 8)} ${i.host} pid ${i.pid} version ${i.policyVersion}${shadow} seen ${i.seenAt.toISOString()}${i.lagging ? ' LAGGING' : ''}${i.reason ? `: ${oneLine(i.reason)}` : ''}\n`);
+      const state = `${i.lagging ? ' LAGGING' : ''}${i.reason ? `: ${oneLine(i.reason)}` : ''}`;
+      const seen = `seen ${i.seenAt.toISOString()}`;
+      lc.io.stdout(`${i.instanceId.slice(0, 8)} ${i.host} pid ${i.pid} version ${i.policyVersion}${shadow} ${seen}${state}\n`);
     }
   }
   if (lagging > 0) {
@@ -87,7 +96,8 @@ export function reportFleet(lc: Lifecycle, status: FleetStatus, json: boolean, w
 }
 
 export async function statusCommand(args: string[], lc: Lifecycle, horizonMs = FLEET_HORIZON_MS): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { wait: { type: 'string' }, json: { type: 'boolean', default: false } } });
+  const options = { wait: { type: 'string' }, json: { type: 'boolean', default: false } } as const;
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options });
   if (positionals.length > 0) throw new CliError('usage: keygate policy status [--wait SECONDS] [--json]');
   const waitS = waitSeconds(values.wait);
   return reportFleet(lc, await settledFleet(lc, waitS, horizonMs), values.json, waitS, horizonMs);

@@ -47,7 +47,8 @@ const usages: Record<keyof typeof commands, Usage> = {
     examples: ['npx keygate policy diff', 'npx keygate policy diff policies/variant-a.csv policies/variant-b.csv'],
   },
   scope: {
-    usage: 'keygate policy scope add NAME --route "[ACTION] METHODS PATH" [--route ...] [--actions read,write] [--label L] [--description D]',
+    usage: 'keygate policy scope add NAME --route "[ACTION] METHODS PATH" [--route ...]'
+      + ' [--actions read,write] [--label L] [--description D]',
     about: 'Declares a new scope a key may hold, writes the lines that refuse keys without it on its routes and '
       + 'suite cases for them, then lints and tests.',
     examples: [

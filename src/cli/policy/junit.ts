@@ -30,7 +30,11 @@ export function junitXml(suites: readonly JunitSuite[]): string {
   for (const s of suites) {
     out.push(`  <testsuite name="${escapeXml(s.name)}" tests="${count(s)}" failures="${failures(s)}" errors="${errors(s)}">`);
     if (s.error) {
-      out.push(`    <testcase classname="${escapeXml(s.name)}" name="load suite">`, `      <error message="${escapeXml(s.error)}"/>`, '    </testcase>');
+      out.push(
+        `    <testcase classname="${escapeXml(s.name)}" name="load suite">`,
+        `      <error message="${escapeXml(s.error)}"/>`,
+        '    </testcase>',
+      );
     }
     for (const c of s.cases) {
       const attrs = `classname="${escapeXml(s.name)}" name="${escapeXml(c.name)}" file="${escapeXml(c.file)}" line="${c.line}"`;

@@ -45,7 +45,9 @@ function namedScopes(rules: readonly PolicyRule[]): Set<string> {
  * The findings of a policy text checked with a model text and a scopes catalog (null: the scopes
  * file itself is broken); `modelName` and `scopesName` name them in messages.
  */
-export async function lintTexts(modelText: string, policyText: string, modelName: string, catalog: ScopeCatalog | null, scopesName: string, used = new Set<string>()): Promise<Finding[]> {
+export async function lintTexts(
+  modelText: string, policyText: string, modelName: string, catalog: ScopeCatalog | null, scopesName: string, used = new Set<string>(),
+): Promise<Finding[]> {
   const parsed = parsePolicy(policyText);
   for (const n of namedScopes(parsed.rules)) used.add(n);
   const findings: Finding[] = [...parsed.problems, ...lineFindings(parsed.rules, catalog, scopesName)];
@@ -60,7 +62,10 @@ export async function lintTexts(modelText: string, policyText: string, modelName
   return findings.sort((a, b) => a.line - b.line);
 }
 
-async function lintFile(io: CliIo, policyPath: string, catalog: ScopeCatalog | null, scopesPath: string, used: Set<string>, modelPath = defaultModelFor(policyPath)): Promise<Finding[]> {
+async function lintFile(
+  io: CliIo, policyPath: string, catalog: ScopeCatalog | null, scopesPath: string, used: Set<string>,
+  modelPath = defaultModelFor(policyPath),
+): Promise<Finding[]> {
   let text: string;
   let modelText: string;
   try {
@@ -127,9 +132,13 @@ export async function lintCommand(args: string[], io: CliIo): Promise<number> {
     const lines = scopeLines(catalog.text);
     for (const s of catalog.list.filter((x) => !used.has(x.name))) {
       warnings += 1;
-      io.stdout(`${display(io, path)}:${lines.get(s.name) ?? 1}: warning: scope ${s.name} is declared but no policy line names it (perm:${s.name}), so holding it changes nothing\n`);
+      const at = `${display(io, path)}:${lines.get(s.name) ?? 1}`;
+      io.stdout(`${at}: warning: scope ${s.name} is declared but no policy line names it (perm:${s.name}),`
+        + ' so holding it changes nothing\n');
     }
   }
-  io.stdout(`${total} finding${total === 1 ? '' : 's'}${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''} in ${files.length + others} file${files.length + others === 1 ? '' : 's'}\n`);
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const warned = warnings ? `, ${plural(warnings, 'warning')}` : '';
+  io.stdout(`${plural(total, 'finding')}${warned} in ${plural(files.length + others, 'file')}\n`);
   return total === 0 ? 0 : 1;
 }

@@ -37,13 +37,15 @@ export function routeFindings(engine: PolicyEngine): RouteFinding[] {
       const undecided = Object.values(baseSubjects).filter((s) => engine.decide(s, method, path).ruleId === null);
       if (undecided.length === 0) continue;
       const kinds = undecided.map((s) => s.kind).join(', ');
-      findings.push({ line: null, message: `route ${method} ${route.path} is decided by no policy line for ${kinds} (only by the default deny)` });
+      const message = `route ${method} ${route.path} is decided by no policy line for ${kinds} (only by the default deny)`;
+      findings.push({ line: null, message });
     }
   }
   const served = [...gatewayRoutes.map((r) => examplePath(r.path)), ...forwardedExamples.map((f) => f.path)];
   for (const rule of engine.rules) {
     if (!namesNothing(rule, served)) continue;
-    findings.push({ line: rule.line, message: `${rule.id}: path ${rule.path} matches no route the gateway serves, and lies outside /api where nothing is forwarded` });
+    const message = `${rule.id}: path ${rule.path} matches no route the gateway serves, and lies outside /api where nothing is forwarded`;
+    findings.push({ line: rule.line, message });
   }
   return findings;
 }

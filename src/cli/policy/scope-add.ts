@@ -13,7 +13,8 @@ import { CliError, defaultScopesFor, display, listFiles, policiesDir, policyLoad
 import { lintCommand } from './lint.ts';
 import { testCommand } from './test.ts';
 
-const USAGE = 'usage: keygate policy scope add NAME --route "[ACTION] METHODS PATH" [--route …] [--actions read,write] [--label L] [--description D]';
+const USAGE = 'usage: keygate policy scope add NAME --route "[ACTION] METHODS PATH" [--route …]'
+  + ' [--actions read,write] [--label L] [--description D]';
 
 // Method words an operator types, and the method pattern each becomes. `reads` and `writes` split
 // every method between them, so a scope with read and write leaves no method open to keys without it.
@@ -36,10 +37,15 @@ function parseRoute(text: string, actions: readonly string[]): Route {
   const [action = actions[0]!, methods = '', path = ''] = multi ? words : [actions[0], ...words];
   if (!actions.includes(action)) throw new CliError(`--route "${text}": "${action}" is not one of the actions ${actions.join(', ')}`);
   const listed = methods.split(/[,|]/);
-  const methodPattern = METHOD_WORDS[methods] ?? (listed.every((m) => /^[A-Z]+$/.test(m)) ? `^(${listed.join('|')})$`.replace(/^\^\(([A-Z]+)\)\$$/, '^$1$') : null);
+  // Upper-case methods become an alternation, or a single method alone: ^(GET|HEAD)$, ^GET$.
+  const spelled = listed.every((m) => /^[A-Z]+$/.test(m)) ? `^(${listed.join('|')})$`.replace(/^\^\(([A-Z]+)\)\$$/, '^$1$') : null;
+  const methodPattern = METHOD_WORDS[methods] ?? spelled;
   if (!methodPattern) throw new CliError(`--route "${text}": methods are *, reads, writes, or upper-case methods such as GET,HEAD`);
   // Policy values are separated by commas and cannot be quoted: a comma would start a new field.
-  if (/[,"]/.test(path)) throw new CliError(`--route "${text}": a path must not contain a comma or a double quote (policy values cannot hold them); nothing written`);
+  if (/[,"]/.test(path)) {
+    throw new CliError(`--route "${text}": a path must not contain a comma or a double quote (policy values cannot hold them);`
+      + ' nothing written');
+  }
   try {
     compileMethodPattern(methodPattern);
     compilePathPattern(path);
@@ -68,7 +74,9 @@ const codePoint = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase
 /** A value typed on the command line that is written into a file as one line, or a refusal naming it. */
 function oneLine(flag: string, value: string): string {
   const bad = LINE_BREAKING.exec(value);
-  if (bad) throw new CliError(`--${flag}: must not contain control characters or line breaks (found ${codePoint(bad[0])}); nothing written`);
+  if (bad) {
+    throw new CliError(`--${flag}: must not contain control characters or line breaks (found ${codePoint(bad[0])}); nothing written`);
+  }
   return value;
 }
 
@@ -76,17 +84,25 @@ const flow = (v: string) => (/^[\w./:-]+$/.test(v) ? v : JSON.stringify(v));
 
 export async function scopeCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'add') throw new CliError(`${sub === undefined ? 'a scope command is required' : `unknown scope command "${sub}"`}\n${USAGE}`);
+  if (sub !== 'add') {
+    throw new CliError(`${sub === undefined ? 'a scope command is required' : `unknown scope command "${sub}"`}\n${USAGE}`);
+  }
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { route: { type: 'string', multiple: true }, actions: { type: 'string' }, label: { type: 'string' }, description: { type: 'string' } },
+    options: {
+      route: { type: 'string', multiple: true }, actions: { type: 'string' }, label: { type: 'string' }, description: { type: 'string' },
+    },
   });
   const [name, ...extra] = positionals;
   if (!name || extra.length > 0) throw new CliError(USAGE);
-  if (!NAME.test(name)) throw new CliError(`scope name "${name}": lower-case letters, digits and dashes, starting with a letter, at most 32 characters`);
+  if (!NAME.test(name)) {
+    throw new CliError(`scope name "${name}": lower-case letters, digits and dashes, starting with a letter, at most 32 characters`);
+  }
   const actions = values.actions ? values.actions.split(',').map((a) => a.trim()) : ['access'];
-  for (const a of actions) if (!NAME.test(a)) throw new CliError(`action "${a}": lower-case letters, digits and dashes, starting with a letter`);
+  for (const a of actions) {
+    if (!NAME.test(a)) throw new CliError(`action "${a}": lower-case letters, digits and dashes, starting with a letter`);
+  }
   if (!values.route?.length) throw new CliError(`at least one --route is needed\n${USAGE}`);
   for (const r of values.route) oneLine('route', r);
   const routes = values.route.map((r) => parseRoute(r, actions));
@@ -96,7 +112,9 @@ export async function scopeCommand(args: string[], io: CliIo): Promise<number> {
     const methods = PROBE_METHODS.filter((m) => compileMethodPattern(route.methodPattern).test(m)).join(',');
     const same = `${route.action} ${methods} ${route.path}`;
     const first = seen.get(same);
-    if (first) throw new CliError(`--route "${route.text}" repeats --route "${first.text}" (same action, methods and path); nothing written`);
+    if (first) {
+      throw new CliError(`--route "${route.text}" repeats --route "${first.text}" (same action, methods and path); nothing written`);
+    }
     seen.set(same, route);
   }
   const description = values.description === undefined ? undefined : oneLine('description', values.description);
@@ -109,20 +127,24 @@ export async function scopeCommand(args: string[], io: CliIo): Promise<number> {
 
   // Refusals first: nothing is written unless every check passes.
   if (engine.scopes.get(name)) {
-    throw new CliError(`scope ${name} is already declared (${display(io, scopesPath)}:${scopeLines(engine.scopes.text).get(name) ?? 1}); nothing written`);
+    const at = `${display(io, scopesPath)}:${scopeLines(engine.scopes.text).get(name) ?? 1}`;
+    throw new CliError(`scope ${name} is already declared (${at}); nothing written`);
   }
   const everything = engine.scopes.list.flatMap((s) => s.actions.map((a) => `${s.name}:${a}`));
   for (const route of routes) {
     const methods = PROBE_METHODS.filter((m) => compileMethodPattern(route.methodPattern).test(m));
     const closers = new Map<string, PolicyRule>();
     const open = methods.some((m) => {
-      const denies = engine.matchingRules({ kind: 'key', permissions: everything, role: 'user' }, m, examplePath(route.path)).filter((r) => r.effect === 'deny');
+      const key = { kind: 'key', permissions: everything, role: 'user' } as const;
+      const denies = engine.matchingRules(key, m, examplePath(route.path)).filter((r) => r.effect === 'deny');
       for (const d of denies) closers.set(d.id, d);
-      return denies.length === 0 && engine.decide({ kind: 'key', permissions: everything, role: 'user' }, m, examplePath(route.path)).allowed;
+      return denies.length === 0 && engine.decide(key, m, examplePath(route.path)).allowed;
     });
     if (!open) {
-      const by = [...closers.values()].map((r) => `${display(io, policyPath)}:${r.line} (${r.id})`).join(', ') || 'no allowing line (default deny)';
-      throw new CliError(`--route "${route.text}" is already refused to every key by ${by}: a scope there would open nothing; nothing written`);
+      const by = [...closers.values()].map((r) => `${display(io, policyPath)}:${r.line} (${r.id})`).join(', ')
+        || 'no allowing line (default deny)';
+      throw new CliError(`--route "${route.text}" is already refused to every key by ${by}: a scope there would open nothing;`
+        + ' nothing written');
     }
   }
 
@@ -177,7 +199,8 @@ export async function scopeCommand(args: string[], io: CliIo): Promise<number> {
       `  - { subject: ${without}, method: ${method}, path: ${flow(path)}, expect: deny, rule: ${id} }`,
     ];
   });
-  const suite = `# Written by keygate policy scope add ${name}: each route is allowed with the scope, refused without it.\npolicy: ../${basename(policyPath)}\ncases:\n${cases.join('\n')}\n`;
+  const suite = `# Written by keygate policy scope add ${name}: each route is allowed with the scope, refused without it.\n`
+    + `policy: ../${basename(policyPath)}\ncases:\n${cases.join('\n')}\n`;
 
   await writeFile(scopesPath, newScopes);
   await writeFile(policyPath, newPolicy);

@@ -17,7 +17,8 @@ const subjectObject = z
     via: z.enum(['http', 'mcp', 'oauth']).default('http'),
   })
   .strict();
-const subjectHint = 'a subject is session, key, anonymous or { kind, permissions: [ai, reports:write], role: user|admin, via: http|mcp|oauth }';
+const subjectHint = 'a subject is session, key, anonymous'
+  + ' or { kind, permissions: [ai, reports:write], role: user|admin, via: http|mcp|oauth }';
 const subject = z.union([kind, subjectObject], { error: subjectHint });
 const method = z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET');
 
@@ -89,7 +90,9 @@ function lineOf(doc: Document, counter: LineCounter, path: YamlPath, key?: strin
 }
 
 function issueMessage(issue: z.core.$ZodIssue): { path: YamlPath; key?: string; message: string }[] {
-  const where = issue.path.length > 0 ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : 'suite';
+  const where = issue.path.length > 0
+    ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '')
+    : 'suite';
   if (issue.code === 'unrecognized_keys') {
     const fields = issue.path.includes('subject')
       ? 'subject fields are kind, permissions, role, via'
@@ -117,7 +120,8 @@ export function parseSuite(text: string, file: string, shownAs = file): Suite {
   }
   const result = suiteSchema.safeParse(doc.toJS());
   if (!result.success) {
-    const messages = result.error.issues.flatMap(issueMessage).map((m) => `${shownAs}:${lineOf(doc, counter, m.path, m.key)}: ${m.message}`);
+    const messages = result.error.issues.flatMap(issueMessage)
+      .map((m) => `${shownAs}:${lineOf(doc, counter, m.path, m.key)}: ${m.message}`);
     throw new CliError(messages.join('\n'));
   }
   const suite = result.data;

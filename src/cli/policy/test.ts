@@ -56,7 +56,10 @@ export async function testCommand(args: string[], given: CliIo): Promise<number>
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { junit: { type: 'string' }, coverage: { type: 'boolean', default: false }, 'min-coverage': { type: 'string' }, json: { type: 'boolean', default: false } },
+    options: {
+      junit: { type: 'string' }, coverage: { type: 'boolean', default: false }, 'min-coverage': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
   });
   // --json: the lines below stay unprinted; one document says it all at the end.
   const io: CliIo = values.json ? { ...given, stdout: () => {} } : given;
@@ -118,18 +121,27 @@ export async function testCommand(args: string[], given: CliIo): Promise<number>
   const coverageOk = wantCoverage ? reportCoverage(io, coverage.values(), min) : true;
   if (values.junit) await writeFile(resolve(io.cwd, values.junit), junitXml(junit));
   const ok = failed === 0 && routesOk && coverageOk;
-  if (values.json) given.stdout(`${JSON.stringify(testReport(given, { ok, passed, failed, junit, routes, coverage: wantCoverage ? [...coverage.values()] : null }))}\n`);
+  if (values.json) {
+    const report = testReport(given, { ok, passed, failed, junit, routes, coverage: wantCoverage ? [...coverage.values()] : null });
+    given.stdout(`${JSON.stringify(report)}\n`);
+  }
   return ok ? 0 : 1;
 }
 
 /** `policy test --json`: the counts, each suite's cases, the route findings and the coverage asked for. */
-function testReport(io: CliIo, r: { ok: boolean; passed: number; failed: number; junit: JunitSuite[]; routes: string[]; coverage: Coverage[] | null }) {
+function testReport(
+  io: CliIo, r: { ok: boolean; passed: number; failed: number; junit: JunitSuite[]; routes: string[]; coverage: Coverage[] | null },
+) {
   return {
     ok: r.ok,
     passed: r.passed,
     failed: r.failed,
     routes: r.routes,
-    suites: r.junit.map((s) => ({ file: s.name, error: s.error, cases: s.cases.map((c) => ({ name: c.name, file: c.file, line: c.line, ok: c.failure === null, failure: c.failure })) })),
+    suites: r.junit.map((s) => ({
+      file: s.name,
+      error: s.error,
+      cases: s.cases.map((c) => ({ name: c.name, file: c.file, line: c.line, ok: c.failure === null, failure: c.failure })),
+    })),
     coverage: r.coverage?.map(({ loaded, exercised }) => ({
       policy: display(io, loaded.policyPath),
       lines: loaded.engine.rules.length,

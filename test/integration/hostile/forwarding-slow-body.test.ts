@@ -35,11 +35,8 @@ describe('hostile: slow bodies on forwarded requests', function () {
     it('then it is forwarded whole', async () => {
       const s = await RawSocket.open(h.gw.url);
       s.write(upload(40));
-      for (let i = 0; i < 4; i++) {
-        // The pauses are the scenario (a slow client), not a wait for the gateway: each is inside the idle time.
-        await new Promise((ok) => setTimeout(ok, IDLE_MS / 3));
-        s.write('abcdefghij');
-      }
+      // Each pause inside the idle time.
+      await s.trickle(Array(4).fill('abcdefghij'), IDLE_MS / 3);
       const res = await s.response(5_000);
       expect(res.status).to.equal(200);
       expect(res.body.body).to.equal('abcdefghij'.repeat(4));

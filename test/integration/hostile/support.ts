@@ -73,6 +73,17 @@ export class RawSocket {
     this.socket.destroy();
   }
 
+  /**
+   * Sends each chunk after a pause of `gapMs`: a slow client. The pauses are the scenario, not a
+   * wait for the gateway; the one place in the hostile tests where a client takes its time.
+   */
+  async trickle(chunks: readonly string[], gapMs: number): Promise<void> {
+    for (const chunk of chunks) {
+      await new Promise((ok) => setTimeout(ok, gapMs));
+      this.write(chunk);
+    }
+  }
+
   /** Resolves when `ready` holds for what was received (or the connection ended); rejects after `boundMs`. */
   until(ready: (text: string) => boolean, boundMs: number): Promise<string> {
     return new Promise((ok, fail) => {

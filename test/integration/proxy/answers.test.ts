@@ -171,8 +171,15 @@ describe('forwarding: answers of every shape come back as the upstream sent them
     req.on('error', () => {});
     req.end();
     await until('the upstream has started writing', () => (endless?.written ?? 0) > 0, 5_000);
-    // Long enough for an unbounded relay to have taken all 64 MiB from a local upstream many times over.
-    await new Promise((r) => setTimeout(r, 1000));
+    // Held back, the upstream stands still: its count unchanged over ten questions in a row, with the
+    // event loop free between them (an unbounded relay would take the 64 MiB from it meanwhile).
+    let last = -1;
+    let still = 0;
+    await until('the upstream stands still or finished', () => {
+      still = endless!.written === last ? still + 1 : 0;
+      last = endless!.written;
+      return endless!.finished || still >= 10;
+    }, 10_000, 20);
     expect(got).to.be.above(0);
     expect(endless!.finished, 'the upstream was never held back').to.equal(false);
     expect(endless!.written).to.be.below(BIG_STREAM);

@@ -59,27 +59,24 @@ describe('web: the console policy history', function () {
     let keyAnswers = 0;
     const keyFailures: number[] = [];
     let stop = false;
-    // Steady traffic of one key, a request every 100 ms (the pause is the traffic's pace).
-    const steady = (async () => {
-      while (!stop) {
-        const r = await keyClient.get('/api/auth/get-session');
-        // The key's quota runs out (429) partway: still an answer from an instance that is not held up.
-        if (r.status === 200 || r.status === 429) keyAnswers++;
-        else keyFailures.push(r.status);
-        await new Promise((res) => setTimeout(res, 100));
-      }
-    })();
+    // Steady traffic of one key beside the work, a request about every 100 ms, until both the work
+    // is done and the key requests have had their say.
+    const steady = until('every version\'s changes kept, key requests answered beside it', async () => {
+      const r = await keyClient.get('/api/auth/get-session');
+      // The key's quota runs out (429) partway: still an answer from an instance that is not held up.
+      if (r.status === 200 || r.status === 429) keyAnswers++;
+      else keyFailures.push(r.status);
+      return stop || (keyAnswers > 20 && (await gw.pool.query('SELECT count(*)::int n FROM policy_version_changes')).rows[0].n >= 20);
+    }, 150_000, 100);
     try {
       const page = await admin.get('/admin/policy', { accept: 'text/html' });
       expect(page.status).to.equal(200);
       expect(page.text).to.include('Version 20');
       expect(page.text).to.include('are being worked out');
-      // The key requests go on beside the work until both it is done and they have had their say.
-      await until('every version\'s changes kept, key requests answered beside it', async () =>
-        keyAnswers > 20 && (await gw.pool.query('SELECT count(*)::int n FROM policy_version_changes')).rows[0].n >= 20, 150_000);
+      await steady;
     } finally {
       stop = true;
-      await steady;
+      await steady.catch(() => {});
       loop.disable();
     }
     expect(keyFailures).to.deep.equal([]);
