@@ -88,7 +88,7 @@ const STORE_UNAVAILABLE = Symbol.for('keygate.StoreUnavailableError');
 
 /**
  * The one outage: a store (PostgreSQL or Redis) that did not answer. Only the factories that make
- * the pools and the Redis client (src/store/db.ts, src/store/redis.ts) translate driver errors into
+ * the pools and the Redis client (src/store/db.ts, src/store/quota/redis-client.ts) translate driver errors into
  * it, so a caller that must tell an outage from a bug asks `instanceof` and nothing else; the
  * request fails closed with 503, naming the store, never guessing.
  */

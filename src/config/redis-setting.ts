@@ -1,6 +1,6 @@
 import { ConfigError } from './parse.ts';
 
-// The Redis topologies are described here, not in src/store/redis.ts: config may be used by anything and
+// The Redis topologies are described here, not in src/store/quota/redis-client.ts: config may be used by anything and
 // imports nothing above it, so the client that connects to a setting depends on it, not the other way.
 export type RedisSetting =
   | { kind: 'single'; url: string }

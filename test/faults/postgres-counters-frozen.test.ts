@@ -3,7 +3,7 @@ import { createTestDatabase, serverUrl, type TestDatabase } from '../support/db.
 import { startEcho, type Echo } from '../support/echo.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { Client, signUp } from '../support/http.ts';
-import { ANSWER_BOUND_MS, drive, sleep, summary, type Request } from './support.ts';
+import { ANSWER_BOUND_MS, drive, holdDown, summary, type Request } from './support.ts';
 import { startFreezableProxy, type FreezableProxy } from './freeze-proxy.ts';
 
 // Counters kept in PostgreSQL (no Redis) and PostgreSQL stops answering without closing its
@@ -52,10 +52,8 @@ describe('faults: PostgreSQL frozen while it keeps the counters', function () {
     }));
     const d = drive(requests, WORKERS);
     await d.untilServed('key', 40, 0);
-    proxy.freeze();
     const frozenAt = d.now();
-    await sleep(FROZEN_MS);
-    proxy.thaw();
+    await holdDown(FROZEN_MS, { hold: () => proxy.freeze(), release: () => proxy.thaw() });
     const thawedAt = d.now();
     await d.untilServed('key', 20, thawedAt, 20_000);
     await d.stop();

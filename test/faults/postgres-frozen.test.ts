@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/db.ts';
 import { requireRedis } from '../support/redis.ts';
 import { expectEntriesMatchRows, expectNoHangNoError, readBooks, refused503, startScenario, type Scenario } from './scenario.ts';
-import { ANSWER_BOUND_MS, RECOVERY_BOUND_MS, sleep, summary, type Answer } from './support.ts';
+import { ANSWER_BOUND_MS, RECOVERY_BOUND_MS, holdDown, summary, type Answer } from './support.ts';
 import { startFreezableProxy, type FreezableProxy } from './freeze-proxy.ts';
 
 // A PostgreSQL that stops answering without closing its connections (a stalled network, a frozen
@@ -37,10 +37,8 @@ describe('faults: PostgreSQL frozen', function () {
   it('answers 503 within 2 s while it is frozen, and serves again within 5 s of it answering', async () => {
     const { drive } = s;
     await drive.untilServed('session', 3, 0);
-    proxy.freeze();
     const frozenAt = drive.now();
-    await sleep(FROZEN_MS);
-    proxy.thaw();
+    await holdDown(FROZEN_MS, { hold: () => proxy.freeze(), release: () => proxy.thaw() });
     const thawedAt = drive.now();
     await drive.untilServed('session', 3, thawedAt, 20_000);
     await drive.untilServed('create', 1, thawedAt, 20_000);

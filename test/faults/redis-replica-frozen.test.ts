@@ -6,7 +6,7 @@ import { commandExists, startReplicatedRedis, type ReplicatedRedis } from '../su
 import { startEcho, type Echo } from '../support/echo.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { signUp } from '../support/http.ts';
-import { drive, sleep, summary, type Request } from './support.ts';
+import { drive, holdDown, summary, type Request } from './support.ts';
 
 // redis.waitReplicas 1 and the only replica frozen (SIGSTOP: still connected, never acknowledging)
 // under traffic. A count the replica did not acknowledge is refused, but only for
@@ -56,10 +56,8 @@ describe('faults: the only Redis replica frozen with redis.waitReplicas 1', func
     const from = gw.logs.length;
     const d = drive(requests, WORKERS);
     await d.untilServed('key', 50, 0);
-    process.kill(replicaPid, 'SIGSTOP');
     const frozenAt = d.now();
-    await sleep(FROZEN_MS);
-    process.kill(replicaPid, 'SIGCONT');
+    await holdDown(FROZEN_MS, { hold: () => process.kill(replicaPid, 'SIGSTOP'), release: () => process.kill(replicaPid, 'SIGCONT') });
     const thawedAt = d.now();
     await gw.waitForLog(/replicas acknowledge counter writes again/, { from, timeoutMs: 10_000 });
     await d.untilServed('key', 50, d.now());

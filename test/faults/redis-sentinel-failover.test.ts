@@ -6,7 +6,7 @@ import { commandExists, startSentinelSet, until, type SentinelSet } from '../sup
 import { startEcho, type Echo } from '../support/echo.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { signUp } from '../support/http.ts';
-import { ANSWER_BOUND_MS, drive, sleep, summary, type Answer, type Request } from './support.ts';
+import { ANSWER_BOUND_MS, drive, holdDown, summary, type Answer, type Request } from './support.ts';
 
 // A planned Sentinel failover (SENTINEL FAILOVER) under key traffic, with redis.waitReplicas 1 and
 // a daily limit: a master, its replica and a sentinel of the test's own. Across the failover:
@@ -80,9 +80,7 @@ describe('faults: SENTINEL FAILOVER under key traffic with redis.waitReplicas 1'
     const pid = Number(/process_id:(\d+)/.exec(await replica.info('server'))![1]);
     replica.disconnect();
     const frozenAt = d.now();
-    process.kill(pid, 'SIGSTOP');
-    await sleep(REPLICA_GRACE_MS * 0.8);
-    process.kill(pid, 'SIGCONT');
+    await holdDown(REPLICA_GRACE_MS * 0.8, { hold: () => process.kill(pid, 'SIGSTOP'), release: () => process.kill(pid, 'SIGCONT') });
     await exhausted();
     await d.stop();
     const all = summary(d.answers);

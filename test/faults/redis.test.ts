@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { utcDayStart } from '../../src/store/quota/day.ts';
 import { expectBooksBalance, expectNoHangNoError, recoveredAfter, refused503, served, startScenario, type Scenario } from './scenario.ts';
-import { FaultRedis, RECOVERY_BOUND_MS, sleep, summary } from './support.ts';
+import { FaultRedis, RECOVERY_BOUND_MS, holdDown, summary } from './support.ts';
 
 // Outage behaviour with the counters' Redis broken under traffic. Every answer is a success or a 503
 // within 2 s, service resumes within 5 s of Redis answering again with no restart, and the books
@@ -77,11 +77,8 @@ describe('faults: the counters\' Redis', function () {
     it('then nothing hangs past 2 s, service is back within 5 s of it thawing, and every request served was counted once', async () => {
       const { drive } = s;
       await drive.untilAnswers(20, 0);
-      redis.signal('SIGSTOP');
       const frozen = drive.now();
-      // The fault's length is the point of this test, not a wait for something to happen.
-      await sleep(5_000);
-      redis.signal('SIGCONT');
+      await holdDown(5_000, { hold: () => redis.signal('SIGSTOP'), release: () => redis.signal('SIGCONT') });
       const thawed = drive.now();
       const during = drive.answers.filter((a) => a.at >= frozen + 100 && a.at < thawed - 1_500);
       expect(during.filter((a) => a.kind === 'key').map((a) => a.status), 'key requests while Redis is frozen').to.include(503);

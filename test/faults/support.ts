@@ -6,6 +6,7 @@ import pg from 'pg';
 import { freePort } from '../support/redis-server.ts';
 import { killChild, until } from '../support/engines.ts';
 import { tempDir } from '../support/tmp.ts';
+import { paced } from './pace.ts';
 
 // Engines a fault test owns, so it can break them: a Redis it may kill or freeze, a PostgreSQL it
 // may kill and start again. And a traffic driver that records every answer with its duration.
@@ -16,6 +17,19 @@ export const ANSWER_BOUND_MS = 2_000;
 export const RECOVERY_BOUND_MS = 5_000;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Holds a store down (frozen or stopped) under traffic for the fault's length, then lets it go: the
+ * fault tests' one fixed wait, since how long a store stays down is the scenario, not a condition.
+ */
+export async function holdDown(ms: number, fault: { hold(): void; release(): void }): Promise<void> {
+  fault.hold();
+  try {
+    await sleep(ms);
+  } finally {
+    fault.release();
+  }
+}
 
 /** A Redis of the test's own. `appendfsync always`: an acknowledged increment survives a kill. */
 export class FaultRedis {
@@ -203,7 +217,7 @@ export function drive(requests: Request[], workers = 3, pauseMs = 0): Drive {
         status = 0;
       }
       answers.push({ kind: r.kind, at, status, ms: now() - at });
-      if (pauseMs > 0) await sleep(pauseMs);
+      if (pauseMs > 0) await paced(pauseMs);
     }
   };
   const loops = Array.from({ length: workers }, (_, w) => loop(w));

@@ -32,7 +32,9 @@ export type RotationService = ReturnType<typeof createRotationService>;
 
 export function createRotationService({ pool, counters, config, clock, forget, swallowed }: RotationDeps) {
   return {
-    async rotateKey(actor: Actor, keyId: string, gracePeriodSeconds: number, meta: RequestMeta): Promise<{ key: ApiKeyView; plaintext: string; previous: ApiKeyView }> {
+    async rotateKey(
+      actor: Actor, keyId: string, gracePeriodSeconds: number, meta: RequestMeta,
+    ): Promise<{ key: ApiKeyView; plaintext: string; previous: ApiKeyView }> {
       const cfg = keysOn(config);
       if (!cfg) throw new AppError('API_KEYS_DISABLED', 'API keys are turned off on this server.');
       const now = clock();
@@ -45,16 +47,23 @@ export function createRotationService({ pool, counters, config, clock, forget, s
         async prepare({ tx }) {
           const old = await rotation.lockRotatableKey(tx, keyId, actor.userId, now);
           if (!old) throw notFound('API key');
-          return { name: old.name, permissions: old.permissions, expiresAt: successorExpiry(old, now, cfg.maxLifetimeDays), rotatedFrom: old.id };
+          const expiresAt = successorExpiry(old, now, cfg.maxLifetimeDays);
+          return { name: old.name, permissions: old.permissions, expiresAt, rotatedFrom: old.id };
         },
         async record({ tx, invalidate, record }, successor, { rotatedFrom: oldId }) {
           const retired = await rotation.markRotated(tx, oldId, successor.id, new Date(now.getTime() + gracePeriodSeconds * 1000));
           await record({
-            audit: { type: 'API_KEY_ROTATED', actorUserId: actor.userId, ownerUserId: actor.userId, keyId: successor.id, previousKeyId: oldId, ...meta },
+            audit: {
+              type: 'API_KEY_ROTATED', actorUserId: actor.userId, ownerUserId: actor.userId,
+              keyId: successor.id, previousKeyId: oldId, ...meta,
+            },
             event: {
               type: 'key.rotated',
-              data: { keyId: successor.id, previousKeyId: oldId, userId: actor.userId, name: successor.name, prefix: successor.prefix, start: successor.start,
-                previousExpiresAt: retired.expires_at?.toISOString() ?? null, actor: actorOf(actor) },
+              data: {
+                keyId: successor.id, previousKeyId: oldId, userId: actor.userId,
+                name: successor.name, prefix: successor.prefix, start: successor.start,
+                previousExpiresAt: retired.expires_at?.toISOString() ?? null, actor: actorOf(actor),
+              },
             },
           });
           // Every instance drops its cached record of the old key, so a grace of 0 refuses it everywhere at once.

@@ -15,10 +15,8 @@ export const MAX_SLEEPS = 6;
 
 /** The files allowed one fixed wait each, and why the wait is the scenario. */
 const ALLOWED: Record<string, string> = {
-  'test/faults/postgres-frozen.test.ts': 'PostgreSQL held frozen under traffic for the length of the fault',
-  'test/faults/postgres-counters-frozen.test.ts': 'PostgreSQL, keeping the counters, held frozen under traffic for the length of the fault',
-  'test/faults/redis-replica-frozen.test.ts': 'the only Redis replica held frozen (SIGSTOP) for longer than its grace',
-  'test/faults/redis.test.ts': 'Redis held frozen (SIGSTOP) for 5 s under traffic',
+  'test/faults/support.ts': 'holdDown: a store (PostgreSQL, Redis, a replica) held down under traffic for the length of the fault',
+  'test/faults/pace.ts': 'paced: fault traffic at a steady rate, so that a day of quota lasts across the fault',
   'test/integration/hostile/support.ts': 'RawSocket.trickle: a slow client pausing between the chunks of a body',
   'test/integration/hostile/slow-body-on-sign-in.test.ts': 'a quiet kept-alive connection outlives the idle time: proving no leftover timer closes it',
 };
