@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as pause } from 'node:timers/promises';
 import pg from 'pg';
 import { packageRoot } from '../../src/config.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
@@ -12,6 +13,7 @@ import { Client, signUp } from '../support/http.ts';
 import { startTestGateway } from '../support/gateway.ts';
 import { tempDir } from '../support/tmp.ts';
 import { RawSocket } from '../integration/hostile/support.ts';
+import { SHUTDOWN_GRACE_MS, SIGNAL_ECHO_MS } from '../../src/shutdown.ts';
 
 // SIGTERM/SIGINT stop accepting, /readyz answers 503 at once, requests in flight
 // (forwarded ones included) finish, buffered writes are flushed, the pools close, exit 0 — and
@@ -147,8 +149,8 @@ describe('faults: stopping on a signal', function () {
     });
   });
 
-  describe('when the server gets SIGINT twice (Ctrl-C, then impatience)', () => {
-    it('then the second is noted and ignored: the request in flight still finishes, and the exit is 0', async () => {
+  describe('when the server gets SIGINT twice at once (one Ctrl-C under npm), then again (impatience)', () => {
+    it('then the echo passes unsaid, the later one is noted and ignored, the request in flight finishes, and the exit is 0', async () => {
       const db = await createTestDatabase('kg_stop');
       const echo = await startEcho();
       const dir = tempDir('kg-stop-');
@@ -164,13 +166,22 @@ describe('faults: stopping on a signal', function () {
         const keyed = new Client(url).withKey((await session.post('/api/api-keys', { name: 'ctrl-c' })).body.key as string);
         const inFlight = keyed.get('/api/hold/ctrl-c');
         await echo.untilHeld(1, 10_000);
+        // The terminal's SIGINT and npm's copy of it, 50 ms apart; then a second press, later.
+        const pressed = Date.now();
+        server.kill('SIGINT');
+        await pause(50);
         server.kill('SIGINT');
         await out.waitFor(/SIGINT: stopping/, 10_000);
+        await pause(SIGNAL_ECHO_MS + 200 - (Date.now() - pressed));
         server.kill('SIGINT');
         await out.waitFor(/SIGINT again; already stopping/, 10_000);
         echo.releaseHeld();
         expect((await inFlight).status).to.equal(200);
         expect(await exited).to.equal(0);
+        expect(out.text().split('\n').filter((l) => l.includes('SIGINT'))).to.deep.equal([
+          'keygate: SIGINT: stopping',
+          `keygate: SIGINT again; already stopping (at most ${SHUTDOWN_GRACE_MS / 1000} s for requests in flight)`,
+        ]);
       } finally {
         if (server.exitCode === null) server.kill('SIGKILL');
         await echo.close();
