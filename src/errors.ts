@@ -82,7 +82,7 @@ export const notFound = (what = 'resource') => new AppError('NOT_FOUND', `No suc
  * anyone (the composition root counts it and logs the first of each kind, so it is never silent).
  */
 export type Swallowed = (what: SwallowedKind, err: unknown) => void;
-export type SwallowedKind = 'counter-sweep' | 'create-give-back' | 'block-hand-back';
+export type SwallowedKind = 'counter-sweep' | 'create-give-back' | 'block-hand-back' | 'block-claim';
 
 const STORE_UNAVAILABLE = Symbol.for('keygate.StoreUnavailableError');
 

@@ -94,14 +94,26 @@ export function createRequestTracker(): RequestTracker {
 }
 
 /**
+ * How long after a signal the same signal again is the same press. Ctrl-C under `npm start` reaches
+ * keygate twice: the terminal sends SIGINT to its whole process group, npm among it, and npm passes
+ * it on.
+ */
+export const SIGNAL_ECHO_MS = 500;
+
+/**
  * Runs `stop` once on the first SIGTERM or SIGINT and exits 0 when it is done (1 if it failed).
- * A second signal while stopping is noted and ignored: the grace period already bounds the wait.
+ * The same signal within SIGNAL_ECHO_MS of the first is its echo, and passes unsaid. A later one
+ * while stopping is noted and ignored: the grace period already bounds the wait.
  */
 export function exitOnSignals(stop: () => Promise<void>, log: (line: string) => void): void {
-  let stopping = false;
+  let first: { signal: NodeJS.Signals; at: number } | null = null;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) return log(`keygate: ${signal} again; already stopping (at most ${SHUTDOWN_GRACE_MS / 1000} s for requests in flight)`);
-    stopping = true;
+    const at = performance.now();
+    if (first) {
+      if (signal === first.signal && at - first.at < SIGNAL_ECHO_MS) return;
+      return log(`keygate: ${signal} again; already stopping (at most ${SHUTDOWN_GRACE_MS / 1000} s for requests in flight)`);
+    }
+    first = { signal, at };
     log(`keygate: ${signal}: stopping`);
     stop().then(() => process.exit(0), (err: Error) => {
       log(`keygate: stopping failed: ${err.message}`);

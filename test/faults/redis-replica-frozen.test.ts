@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { utcDayStart } from '../../src/store/quota/day.ts';
-import { REPLICA_GRACE_MS } from '../../src/store/replica-wait.ts';
+import { REPLICA_GRACE_MS } from '../../src/store/quota/replica-wait.ts';
 import { commandExists, startReplicatedRedis, type ReplicatedRedis } from '../support/engines.ts';
 import { startEcho, type Echo } from '../support/echo.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';

@@ -12,6 +12,7 @@ import { Client, signUp } from '../support/http.ts';
 import { startTestGateway } from '../support/gateway.ts';
 import { tempDir } from '../support/tmp.ts';
 import { RawSocket } from '../integration/hostile/support.ts';
+import { SHUTDOWN_GRACE_MS, SIGNAL_ECHO_MS } from '../../src/shutdown.ts';
 
 // SIGTERM/SIGINT stop accepting, /readyz answers 503 at once, requests in flight
 // (forwarded ones included) finish, buffered writes are flushed, the pools close, exit 0 — and
@@ -147,8 +148,8 @@ describe('faults: stopping on a signal', function () {
     });
   });
 
-  describe('when the server gets SIGINT twice (Ctrl-C, then impatience)', () => {
-    it('then the second is noted and ignored: the request in flight still finishes, and the exit is 0', async () => {
+  describe('when the server gets SIGINT twice at once (one Ctrl-C under npm), then again (impatience)', () => {
+    it('then the echo passes unsaid, the later one is noted and ignored, the request in flight finishes, and the exit is 0', async () => {
       const db = await createTestDatabase('kg_stop');
       const echo = await startEcho();
       const dir = tempDir('kg-stop-');
@@ -158,20 +159,31 @@ describe('faults: stopping on a signal', function () {
       const server = spawn(process.execPath, [join(packageRoot, 'bin/keygate.js'), 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       const out = outputOf(server);
       const exited = new Promise<number | null>((ok) => server.once('exit', (code) => ok(code)));
+      const presses: NodeJS.Timeout[] = [];
       try {
         const url = await out.waitFor(/listening on (http:\/\/\S+)\n/, 90_000);
         const { client: session } = await signUp(url);
         const keyed = new Client(url).withKey((await session.post('/api/api-keys', { name: 'ctrl-c' })).body.key as string);
         const inFlight = keyed.get('/api/hold/ctrl-c');
         await echo.untilHeld(1, 10_000);
+        // The presses' timeline: the terminal's SIGINT, npm's copy of it 50 ms later, then a second press.
+        let pressedAgain = false;
         server.kill('SIGINT');
-        await out.waitFor(/SIGINT: stopping/, 10_000);
-        server.kill('SIGINT');
+        presses.push(setTimeout(() => server.kill('SIGINT'), 50), setTimeout(() => {
+          pressedAgain = true;
+          server.kill('SIGINT');
+        }, SIGNAL_ECHO_MS + 500));
         await out.waitFor(/SIGINT again; already stopping/, 10_000);
+        expect(pressedAgain, 'the "again" line answers the second press, not the copy of the first').to.equal(true);
         echo.releaseHeld();
         expect((await inFlight).status).to.equal(200);
         expect(await exited).to.equal(0);
+        expect(out.text().split('\n').filter((l) => l.includes('SIGINT'))).to.deep.equal([
+          'keygate: SIGINT: stopping',
+          `keygate: SIGINT again; already stopping (at most ${SHUTDOWN_GRACE_MS / 1000} s for requests in flight)`,
+        ]);
       } finally {
+        presses.forEach(clearTimeout);
         if (server.exitCode === null) server.kill('SIGKILL');
         await echo.close();
         await db.drop();

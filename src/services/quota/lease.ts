@@ -42,7 +42,7 @@ export interface LeaseOptions {
   claimSize?: number;
   /** 0: no timer; whoever owns the spender calls sweep() (tests). */
   sweepIntervalMs?: number;
-  /** Told of a hand-back that failed (see handBack). */
+  /** Told of a hand-back or a claim that failed (see handBack and claimNext). */
   swallowed?: Swallowed;
 }
 
@@ -110,13 +110,17 @@ export function createQuotaSpender(opts: LeaseOptions): QuotaSpender {
   };
 
   // A claim that fails or finds the record expired ends the block here: what it held is the
-  // store's to return, and the next request leases anew.
+  // store's to return, and the next request leases anew. No request waits on a failed claim, so it
+  // is let go, and reported.
   const claimNext = (keyId: string, h: Holding) => {
     h.claiming = blocks.claim(quotaCounterName(keyId), new Date(h.window), h.id, Math.min(claimSize, h.unclaimed), clock().getTime())
       .then((n) => {
         h.left += n;
         h.unclaimed = n > 0 ? h.unclaimed - n : 0;
-      }, () => void (h.unclaimed = 0))
+      }, (e: unknown) => {
+        h.unclaimed = 0;
+        opts.swallowed?.('block-claim', e);
+      })
       .finally(() => void (h.claiming = null));
   };
 

@@ -2,6 +2,7 @@
 // daily creates, sign-in failures). One engine per store, each a whole set of the same operations,
 // so the composition root picks one (open.ts) and nothing else asks which it got:
 //   redis.ts, redis-client.ts, redis-keys.ts, redis-counters.ts, redis-blocks.ts   Redis
+//   replica-wait.ts, sentinel-master.ts                                            Redis: waiting for replicas
 //   postgres.ts, postgres-counters.ts, postgres-blocks.ts                          PostgreSQL
 //   day.ts                                                                         the UTC day window
 // The rules that spend them (the decision, grouping, leasing) are src/services/quota/.

@@ -1,5 +1,5 @@
 import type { RedisClient } from './redis-client.ts';
-import { evalWrite } from '../replica-wait.ts';
+import { evalWrite } from './replica-wait.ts';
 import type { QuotaBlockStore } from './engine.ts';
 import { KEY_PREFIX, recordsKey, windowKey } from './redis-keys.ts';
 import type { RedisCounterOptions } from './redis-counters.ts';

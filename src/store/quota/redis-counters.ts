@@ -1,5 +1,5 @@
 import { REDIS_STORE, type RedisClient } from './redis-client.ts';
-import { evalWrite, isUnacknowledged, type CounterWrite, type ReplicaWait } from '../replica-wait.ts';
+import { evalWrite, isUnacknowledged, type CounterWrite, type ReplicaWait } from './replica-wait.ts';
 import { StoreUnavailableError } from '../../errors.ts';
 import { fromStoreOf } from '../outage.ts';
 import type { CounterStore } from './engine.ts';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { HostPort, RedisSetting } from '../../config.ts';
 import { logOutages, outageWatchOf } from '../outage.ts';
-import { replicaGateOf, type ReplicaWait } from '../replica-wait.ts';
+import { replicaGateOf, type ReplicaWait } from './replica-wait.ts';
 import type { CounterEngine } from './engine.ts';
 import { createRedisQuotaBlocks } from './redis-blocks.ts';
 import { createRedisClient } from './redis-client.ts';

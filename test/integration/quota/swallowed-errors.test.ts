@@ -3,6 +3,8 @@ import pg from 'pg';
 import { Writable } from 'node:stream';
 import { createPostgresCounters } from '../../../src/store/quota/postgres-counters.ts';
 import { failedCreate } from '../../../src/services/keys/mint.ts';
+import { createQuotaSpender } from '../../../src/services/quota/lease.ts';
+import type { QuotaBlockStore } from '../../../src/store/quota/engine.ts';
 import { createLogger, swallowedReporter } from '../../../src/log.ts';
 import type { SwallowedKind } from '../../../src/errors.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
@@ -48,6 +50,32 @@ describe('errors let go by best-effort cleanups', function () {
       expect(heard).to.deep.equal(['create-give-back']);
     } finally {
       await pool.query('ALTER TABLE counters_gone RENAME TO counters');
+    }
+  });
+
+  it('when the claim of a leased block\'s next part fails, requests are still answered and the failure is reported', async () => {
+    const heard: [SwallowedKind, string][] = [];
+    const at = new Date('2026-01-01T12:00:00Z');
+    // A block store that leases a block of 100 (10 claimed at once) and refuses every later claim.
+    let counted = 0;
+    const blocks: QuotaBlockStore = {
+      spendOne: async () => ++counted,
+      lease: async (_n, _w, want, _l, _f, _t, terms) =>
+        ({ id: terms.id, granted: want, claimed: terms.claim, counted: (counted += want) }),
+      claim: async () => { throw new Error('the claim failed'); },
+      handBack: async () => {},
+    };
+    const quota = createQuotaSpender({
+      counters: createPostgresCounters(pool), blocks, clock: () => at, floor: 10, blockSize: 100, claimSize: 10, sweepIntervalMs: 0,
+      swallowed: (what, e) => heard.push([what, (e as Error).message]),
+    });
+    try {
+      // The first request is counted alone, the second leases; the block's part runs low and the next is claimed.
+      for (let i = 0; i < 8; i++) expect((await quota.spend('swallow:lease', 1000, at)).allowed).to.equal(true);
+      await until('the failed claim is reported', () => heard.length > 0, 5_000);
+      expect(heard).to.deep.equal([['block-claim', 'the claim failed']]);
+    } finally {
+      await quota.close();
     }
   });
 

@@ -1,8 +1,8 @@
-import { StoreUnavailableError } from '../errors.ts';
-import { fromStoreOf, throughOutageOf } from './outage.ts';
+import { StoreUnavailableError } from '../../errors.ts';
+import { fromStoreOf, throughOutageOf } from '../outage.ts';
 import { Cluster } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { REDIS_STORE, type RedisClient } from './quota/redis-client.ts';
+import { REDIS_STORE, type RedisClient } from './redis-client.ts';
 import { sentinelsNameMasterOf, type MasterCheck } from './sentinel-master.ts';
 
 // Counter writes that wait for replicas (keygate.yaml `redis.waitReplicas`), and what happens when

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Redis } from 'ioredis';
 
-// Before the counters count on a master alone (src/store/replica-wait.ts), the sentinels are asked
+// Before the counters count on a master alone (replica-wait.ts), the sentinels are asked
 // whether that master is still the one: during a planned failover the old master loses its replica
 // (just promoted) some time before the client is told to move, and what it counts meanwhile is lost.
 
