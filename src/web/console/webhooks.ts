@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
@@ -23,13 +24,54 @@ const stateBadge = (w: EndpointView) => (w.enabled
 const post = (action: string, label: string, cls = 'secondary') =>
   html`<form method="post" action="${action}" class="inline-form"><button type="submit" class="${cls}">${label}</button></form>`;
 
+/**
+ * A new endpoint's secret, between the add form's POST and the page its redirect (303) shows: held
+ * in this process's memory only, under a random one-time name in the redirect's URL, for the admin
+ * who added it, for a minute at most, and forgotten once shown. A reload of that page shows it no
+ * more, and a reload after the POST no longer posts the form again.
+ */
+interface Created { url: string; secret: string; adminId: string; until: number }
+const SHOWN_WITHIN_MS = 60_000;
+const MAX_HELD = 100;
+
+function createdSecrets(now: () => number = Date.now) {
+  const held = new Map<string, Created>();
+  const prune = () => {
+    for (const [name, c] of held) if (c.until <= now()) held.delete(name);
+  };
+  return {
+    keep(c: Omit<Created, 'until'>): string {
+      prune();
+      // Oldest first: past the bound, the oldest secret not shown yet is given up.
+      while (held.size >= MAX_HELD) held.delete(held.keys().next().value!);
+      const name = randomBytes(18).toString('base64url');
+      held.set(name, { ...c, until: now() + SHOWN_WITHIN_MS });
+      return name;
+    },
+    take(name: string, adminId: string): Created | null {
+      prune();
+      const c = held.get(name);
+      if (!c || c.adminId !== adminId) return null;
+      held.delete(name);
+      return c;
+    },
+  };
+}
+
+const shownBefore = html`<section class="panel notice" role="status"><h2>Endpoint added</h2>
+<p>Its signing secret was shown once, on the page that followed adding it, and is not shown again. If it was not copied,
+rotate it: <code>npx keygate webhook rotate --id &lt;id&gt;</code>.</p></section>`;
+
 const createdNotice = (created: { url: string; secret: string }) => html`<section class="panel notice" role="status"><h2>Endpoint added</h2>
 <p>Its signing secret, shown this once: copy it into the receiver of ${created.url}.</p>
 <p><code class="secret">${created.secret}</code></p></section>`;
 
+/** A cell that, where the table stacks (a phone), names its column. */
+const cell = (label: string, content: Html | string) => html`<td data-label="${label}">${content}</td>`;
+
 const endpointRow = (w: EndpointView) => html`<tr><th scope="row" class="key-name"><a href="/admin/webhooks/${w.id}">${w.url}</a></th>
-<td>${w.events?.join(', ') ?? 'all'}</td><td>${stateBadge(w)}</td><td>${w.description}</td>
-<td>${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${toggle(w)}</td></tr>`;
+${cell('Events', w.events?.join(', ') ?? 'all')}${cell('State', stateBadge(w))}${cell('Description', w.description)}
+${cell('Actions', html`${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${toggle(w)}`)}</tr>`;
 
 // Disabling is asked first, as the console's other actions that stop something are: a link to a
 // confirmation page, which the page script opens as a dialog instead.
@@ -39,12 +81,12 @@ const disableLink = (w: EndpointView) => confirmLink(`/admin/webhooks/${w.id}/di
 
 const toggle = (w: EndpointView) => (w.enabled ? disableLink(w) : post(`/admin/webhooks/${w.id}/enable`, 'Enable'));
 
-function listMain(hooks: EndpointView[], created: { url: string; secret: string } | null): Html {
+function listMain(hooks: EndpointView[], created: { url: string; secret: string } | 'shown' | null): Html {
   return html`<div class="wide"></div><h1>Webhooks</h1>
 <p class="lead">keygate posts signed events (Standard Webhooks) to these endpoints when keys, grants, users or the policy change.</p>
-${created ? createdNotice(created) : false}
+${created === 'shown' ? shownBefore : created ? createdNotice(created) : false}
 ${hooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="table-wrap" tabindex="0" role="region"
- aria-label="Webhook endpoints"><table>
+ aria-label="Webhook endpoints"><table class="stack">
 <caption class="visually-hidden">Webhook endpoints</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Description</th>
 <th scope="col">Actions</th></tr></thead>
@@ -91,16 +133,21 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
     sendConsolePage(ctx, pageConfig(config), { title, current: '/admin/webhooks', email, main });
   const back = (ctx: GatewayContext, to: string) => { ctx.status = 303; ctx.redirect(to); };
 
+  const secrets = createdSecrets();
+
   serve(router, pages.list, async (ctx) => {
     const u = theAdmin(ctx);
-    await show(ctx, u.email, 'Webhooks', listMain(await webhooks.list(), null));
+    const name = typeof ctx.query.created === 'string' ? ctx.query.created : null;
+    const created = name === null ? null : (secrets.take(name, u.id) ?? 'shown');
+    await show(ctx, u.email, 'Webhooks', listMain(await webhooks.list(), created));
   });
+  // Post, then redirect: the page with the secret is a GET, so reloading it adds nothing.
   serve(router, pages.add, async (ctx) => {
     const u = theAdmin(ctx);
     const form = new URLSearchParams(await readBodyText(ctx, 16 * 1024));
     const input = { url: form.get('url') ?? '', description: (form.get('description') ?? '').slice(0, 500) };
     const created = await webhooks.create({ userId: u.id }, input, requestMeta(ctx));
-    await show(ctx, u.email, 'Webhooks', listMain(await webhooks.list(), created));
+    back(ctx, `/admin/webhooks?created=${secrets.keep({ url: created.url, secret: created.secret, adminId: u.id })}`);
   });
   serve(router, pages.endpoint, async (ctx) => {
     const u = theAdmin(ctx);
