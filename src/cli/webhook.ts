@@ -17,7 +17,9 @@ function eventsOf(text: string | undefined): EventType[] | undefined {
   if (text === undefined) return undefined;
   const list = text.split(',').map((t) => t.trim()).filter(Boolean);
   const unknown = list.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length > 0 || list.length === 0) throw new UsageError(`--events: not event types: ${unknown.join(', ') || '(none)'} (types: ${EVENT_TYPES.join(', ')})`);
+  if (unknown.length > 0 || list.length === 0) {
+    throw new UsageError(`--events: not event types: ${unknown.join(', ') || '(none)'} (types: ${EVENT_TYPES.join(', ')})`);
+  }
   return list as EventType[];
 }
 
@@ -38,10 +40,16 @@ export const webhookCommands: Record<string, Subcommand> = {
   add: {
     usage: 'keygate webhook add --url URL [--events TYPE,TYPE] [--description D] [--json]',
     about: 'Register an endpoint; prints its signing secret, shown this once.',
-    examples: ['npx keygate webhook add --url https://hooks.example.com/keygate', 'npx keygate webhook add --url https://hooks.example.com/keys --events key.created,key.revoked --json'],
+    examples: [
+      'npx keygate webhook add --url https://hooks.example.com/keygate',
+      'npx keygate webhook add --url https://hooks.example.com/keys --events key.created,key.revoked --json',
+    ],
     async run(args, { webhooks, io }) {
-      const f = parseFlags(args, { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' }, json: { type: 'boolean' } });
-      const created = await said(() => webhooks.create('cli', { url: required(f, 'url'), events: eventsOf(f.events), description: f.description }, CLI_META));
+      const f = parseFlags(args, {
+        url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' }, json: { type: 'boolean' },
+      });
+      const input = { url: required(f, 'url'), events: eventsOf(f.events), description: f.description };
+      const created = await said(() => webhooks.create('cli', input, CLI_META));
       out(io, f.json, created, `added ${created.id} ${created.url}\nsecret (shown once): ${created.secret}`);
       return 0;
     },
@@ -53,7 +61,9 @@ export const webhookCommands: Record<string, Subcommand> = {
     async run(args, { webhooks, io }) {
       const f = parseFlags(args, { json: { type: 'boolean' } });
       const list = await webhooks.list();
-      out(io, f.json, { webhooks: list }, list.map((w) => `${w.id}  ${w.enabled ? 'enabled ' : `disabled${w.disabledReason ? ` (${w.disabledReason})` : ''}`}  ${w.url}  ${w.events?.join(',') ?? 'all events'}`).join('\n') || 'no endpoints');
+      const state = (w: (typeof list)[number]) => (w.enabled ? 'enabled ' : `disabled${w.disabledReason ? ` (${w.disabledReason})` : ''}`);
+      const lines = list.map((w) => `${w.id}  ${state(w)}  ${w.url}  ${w.events?.join(',') ?? 'all events'}`);
+      out(io, f.json, { webhooks: list }, lines.join('\n') || 'no endpoints');
       return 0;
     },
   },
@@ -99,7 +109,8 @@ export const webhookCommands: Record<string, Subcommand> = {
       const limit = f.limit === undefined ? 20 : Number(f.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit: a whole number from 1 to 100');
       const r = await said(() => webhooks.deliveries(required(f, 'id'), limit));
-      out(io, f.json, r, r.deliveries.map((d) => `${d.eventId}  ${d.type}  ${d.state}  ${d.attempts.map((a) => a.status ?? a.error).join(', ') || 'no attempt yet'}`).join('\n') || 'no deliveries');
+      const tried = (d: (typeof r.deliveries)[number]) => d.attempts.map((a) => a.status ?? a.error).join(', ') || 'no attempt yet';
+      out(io, f.json, r, r.deliveries.map((d) => `${d.eventId}  ${d.type}  ${d.state}  ${tried(d)}`).join('\n') || 'no deliveries');
       return 0;
     },
   },
