@@ -30,7 +30,7 @@ const post = (action: string, label: string, cls = 'secondary') =>
  * who added it, for a minute at most, and forgotten once shown. A reload of that page shows it no
  * more, and a reload after the POST no longer posts the form again.
  */
-interface Created { url: string; secret: string; adminId: string; until: number }
+interface Created { url: string; secret: string; adminId: string; until: number; previousUntil?: string }
 const SHOWN_WITHIN_MS = 60_000;
 const MAX_HELD = 100;
 
@@ -60,11 +60,16 @@ function createdSecrets(now: () => number = Date.now) {
 
 const shownBefore = html`<section class="panel notice" role="status"><h2>Endpoint added</h2>
 <p>Its signing secret was shown once, on the page that followed adding it, and is not shown again. If it was not copied,
-rotate it: <code>npx keygate webhook rotate --id &lt;id&gt;</code>.</p></section>`;
+open the endpoint and rotate its secret.</p></section>`;
 
 const createdNotice = (created: { url: string; secret: string }) => html`<section class="panel notice" role="status"><h2>Endpoint added</h2>
 <p>Its signing secret, shown this once: copy it into the receiver of ${created.url}.</p>
 <p><code class="secret">${created.secret}</code></p></section>`;
+
+const rotatedNotice = (r: Created) => html`<section class="panel notice" role="status"><h2>Secret rotated</h2>
+<p>The new signing secret, shown this once. The old one signs beside it until ${dateTime(r.previousUntil ?? '')};
+until then the secret cannot be rotated again.</p>
+<p><code class="secret">${r.secret}</code></p></section>`;
 
 /** A cell that, where the table stacks (a phone), names its column. */
 const cell = (label: string, content: Html | string) => html`<td data-label="${label}">${content}</td>`;
@@ -116,9 +121,11 @@ ${d.attempts.length ? html`<ol class="attempts">${d.attempts.map(attemptLine)}</
 ${post(`/admin/webhooks/${w.id}/deliveries/${d.eventId}/redeliver`, 'Redeliver')}
 </li>`;
 
-function deliveriesMain(w: EndpointView, deliveries: DeliveryView[]): Html {
+function deliveriesMain(w: EndpointView, deliveries: DeliveryView[], rotated: Created | null): Html {
   return html`<div class="wide"></div><p><a href="/admin/webhooks">All endpoints</a></p><h1 class="key-name">${w.url}</h1>
-<p>${stateBadge(w)} · events ${w.events?.join(', ') ?? 'all'} · ${post(`/admin/webhooks/${w.id}/test`, 'Send test')}</p>
+${rotated ? rotatedNotice(rotated) : false}
+<p>${stateBadge(w)} · events ${w.events?.join(', ') ?? 'all'} · ${post(`/admin/webhooks/${w.id}/test`, 'Send test')}
+${post(`/admin/webhooks/${w.id}/rotate`, 'Rotate secret')}</p>
 <h2>Recent deliveries</h2>
 ${deliveries.length === 0
     ? html`<p>No deliveries yet.</p>`
@@ -152,7 +159,9 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
   serve(router, pages.endpoint, async (ctx) => {
     const u = theAdmin(ctx);
     const w = await webhooks.get(ctx.params.id!);
-    await show(ctx, u.email, `Webhook ${w.url}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries));
+    const name = typeof ctx.query.secret === 'string' ? ctx.query.secret : null;
+    const rotated = name === null ? null : secrets.take(name, u.id);
+    await show(ctx, u.email, `Webhook ${w.url}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries, rotated));
   });
   serve(router, pages.askDisable, async (ctx) => {
     const u = theAdmin(ctx);
@@ -164,6 +173,14 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
     const u = theAdmin(ctx);
     const id = ctx.params.id!;
     const action = ctx.params.action;
+    if (action === 'rotate') {
+      // A second rotation inside the overlap is refused (409): the error page says until when.
+      const r = await webhooks.rotateSecret({ userId: u.id }, id, requestMeta(ctx));
+      const w = await webhooks.get(id);
+      const name = secrets.keep({ url: w.url, secret: r.secret, adminId: u.id, previousUntil: r.previousSecretExpiresAt });
+      back(ctx, `/admin/webhooks/${id}?secret=${name}`);
+      return;
+    }
     if (action === 'test') await webhooks.test({ userId: u.id }, id);
     else if (action === 'disable' || action === 'enable') {
       await webhooks.update({ userId: u.id }, id, { enabled: action === 'enable' }, requestMeta(ctx));

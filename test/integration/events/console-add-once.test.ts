@@ -5,10 +5,11 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
 // The console's add-endpoint form in Chromium: the POST is answered with a redirect, so reloading
-// the page that shows the new secret adds no second endpoint, and the secret is on that page once.
+// the page that shows the new secret adds no second endpoint, and the secret is on that page once;
+// a rotated secret likewise, and a second rotation inside the overlap is refused on the page.
 // On a phone (375 px) the endpoints table reads as one card per row, and no page is wider than the screen.
 
-describe('web: adding a webhook endpoint from the console, reloaded, and on a phone', function () {
+describe('web: adding a webhook endpoint and rotating its secret from the console, reloaded, and on a phone', function () {
   this.timeout(90_000);
   let gw: TestGateway;
   let browser: Browser;
@@ -53,6 +54,28 @@ describe('web: adding a webhook endpoint from the console, reloaded, and on a ph
       expect(await t.page.content()).to.not.include(secret);
       expect(await endpoints()).to.have.length(1);
       expect(t.problems).to.deep.equal([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('rotating from the console shows the new secret once, and a second rotation is refused saying until when', async () => {
+    const [ep] = await endpoints();
+    const t = await openContext(browser, gw.url, { sessionCookie: admin.cookie });
+    try {
+      await t.page.goto(`/admin/webhooks/${ep!.id}`);
+      await t.page.getByRole('button', { name: 'Rotate secret' }).click();
+      await t.page.getByRole('heading', { name: 'Secret rotated' }).waitFor();
+      const secret = (await t.page.locator('code.secret').innerText()).trim();
+      expect(secret).to.match(/^whsec_/);
+      await t.page.reload();
+      expect(await t.page.content()).to.not.include(secret);
+
+      const refused = t.page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/rotate'));
+      await t.page.getByRole('button', { name: 'Rotate secret' }).click();
+      expect((await refused).status()).to.equal(409);
+      const until = (await gw.pool.query('SELECT previous_secret_until FROM webhook_endpoints WHERE id = $1', [ep!.id])).rows[0];
+      await t.page.getByText(`still signs until ${(until.previous_secret_until as Date).toISOString()}`).waitFor();
     } finally {
       await t.close();
     }
