@@ -58,9 +58,10 @@ function createdSecrets(now: () => number = Date.now) {
   };
 }
 
-const shownBefore = html`<section class="panel notice" role="status"><h2>Endpoint added</h2>
-<p>Its signing secret was shown once, on the page that followed adding it, and is not shown again. If it was not copied,
-open the endpoint and rotate its secret.</p></section>`;
+/** The page a secret was shown on, opened again (a reload), or on an instance that does not hold it. */
+const shownBefore = (what: string) => html`<section class="panel notice" role="status"><h2>${what}</h2>
+<p>The signing secret is shown once, on the page that followed, and is not shown again here. If it was not copied,
+rotate the secret (the API and <code>npx keygate webhook rotate</code> answer it directly).</p></section>`;
 
 const createdNotice = (created: { url: string; secret: string }) => html`<section class="panel notice" role="status"><h2>Endpoint added</h2>
 <p>Its signing secret, shown this once: copy it into the receiver of ${created.url}.</p>
@@ -89,7 +90,7 @@ const toggle = (w: EndpointView) => (w.enabled ? disableLink(w) : post(`/admin/w
 function listMain(hooks: EndpointView[], created: { url: string; secret: string } | 'shown' | null): Html {
   return html`<div class="wide"></div><h1>Webhooks</h1>
 <p class="lead">keygate posts signed events (Standard Webhooks) to these endpoints when keys, grants, users or the policy change.</p>
-${created === 'shown' ? shownBefore : created ? createdNotice(created) : false}
+${created === 'shown' ? shownBefore('Endpoint added') : created ? createdNotice(created) : false}
 ${hooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="table-wrap" tabindex="0" role="region"
  aria-label="Webhook endpoints"><table class="stack">
 <caption class="visually-hidden">Webhook endpoints</caption>
@@ -121,9 +122,9 @@ ${d.attempts.length ? html`<ol class="attempts">${d.attempts.map(attemptLine)}</
 ${post(`/admin/webhooks/${w.id}/deliveries/${d.eventId}/redeliver`, 'Redeliver')}
 </li>`;
 
-function deliveriesMain(w: EndpointView, deliveries: DeliveryView[], rotated: Created | null): Html {
+function deliveriesMain(w: EndpointView, deliveries: DeliveryView[], rotated: Created | 'shown' | null): Html {
   return html`<div class="wide"></div><p><a href="/admin/webhooks">All endpoints</a></p><h1 class="key-name">${w.url}</h1>
-${rotated ? rotatedNotice(rotated) : false}
+${rotated === 'shown' ? shownBefore('Secret rotated') : rotated ? rotatedNotice(rotated) : false}
 <p>${stateBadge(w)} · events ${w.events?.join(', ') ?? 'all'} · ${post(`/admin/webhooks/${w.id}/test`, 'Send test')}
 ${post(`/admin/webhooks/${w.id}/rotate`, 'Rotate secret')}</p>
 <h2>Recent deliveries</h2>
@@ -160,7 +161,7 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
     const u = theAdmin(ctx);
     const w = await webhooks.get(ctx.params.id!);
     const name = typeof ctx.query.secret === 'string' ? ctx.query.secret : null;
-    const rotated = name === null ? null : secrets.take(name, u.id);
+    const rotated = name === null ? null : (secrets.take(name, u.id) ?? 'shown');
     await show(ctx, u.email, `Webhook ${w.url}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries, rotated));
   });
   serve(router, pages.askDisable, async (ctx) => {

@@ -47,7 +47,7 @@ describe('web: adding a webhook endpoint and rotating its secret from the consol
       expect(await endpoints()).to.have.length(1);
       expect(await t.page.locator('code.secret').count()).to.equal(0);
       expect(await t.page.content()).to.not.include(secret);
-      await t.page.getByText('is not shown again').waitFor();
+      await t.page.getByText('is not shown again here').waitFor();
 
       // Back in history: the console's pages are not stored, and the name was used up.
       await t.page.goBack();
@@ -70,6 +70,7 @@ describe('web: adding a webhook endpoint and rotating its secret from the consol
       expect(secret).to.match(/^whsec_/);
       await t.page.reload();
       expect(await t.page.content()).to.not.include(secret);
+      await t.page.getByText('is not shown again here').waitFor();
 
       const refused = t.page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/rotate'));
       await t.page.getByRole('button', { name: 'Rotate secret' }).click();
@@ -92,7 +93,8 @@ describe('web: adding a webhook endpoint and rotating its secret from the consol
 
   it('at 375 px the endpoints table stacks, each value named, and no page scrolls sideways', async () => {
     const long = `${hook.url}/a-rather-long-path-for-a-receiver/that-goes/on-and-on?with=query&and=more`;
-    const r = await admin.client.post('/api/admin/webhooks', { url: long, description: 'billing and the audit mirror', events: ['key.created'] });
+    const input = { url: long, description: 'billing and the audit mirror', events: ['key.created'] };
+    const r = await admin.client.post('/api/admin/webhooks', input);
     expect(r.status, r.text).to.equal(201);
     const phone = await openContext(browser, gw.url, { sessionCookie: admin.cookie, viewport: 'phone' });
     try {
