@@ -29,7 +29,8 @@ export type ErrorCode =
   | 'GATEWAY_TIMEOUT'
   | 'TOO_MANY_ATTEMPTS'
   | 'GRANT_LIMIT'
-  | 'TOO_MANY_REGISTRATIONS';
+  | 'TOO_MANY_REGISTRATIONS'
+  | 'SECRET_ROTATION_PENDING';
 
 export interface FieldError { path: string; message: string }
 

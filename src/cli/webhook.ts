@@ -28,7 +28,8 @@ async function said<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (e) {
-    if (e instanceof AppError && (e.code === 'VALIDATION_FAILED' || e.code === 'NOT_FOUND')) throw new UsageError(e.detail);
+    const refused: string[] = ['VALIDATION_FAILED', 'NOT_FOUND', 'SECRET_ROTATION_PENDING'];
+    if (e instanceof AppError && refused.includes(e.code)) throw new UsageError(e.detail);
     throw e;
   }
 }
@@ -79,7 +80,7 @@ export const webhookCommands: Record<string, Subcommand> = {
   },
   rotate: {
     usage: 'keygate webhook rotate --id ID [--json]',
-    about: 'A new signing secret; the old one keeps signing beside it for 24 h.',
+    about: 'A new signing secret; the old one keeps signing beside it for 24 h, and until then it cannot be rotated again.',
     examples: ['npx keygate webhook rotate --id <id>'],
     async run(args, { webhooks, io }) {
       const f = parseFlags(args, { id: { type: 'string' }, json: { type: 'boolean' } });

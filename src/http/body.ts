@@ -16,8 +16,8 @@ export const duration = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} 
 /** The body never came whole: what is left of it would be read as the next request, so the connection closes. */
 export const requestTimeout = (why: string) => new AppError('REQUEST_TIMEOUT', why, {}, { closeConnection: true });
 
-/** The body as text, refused with `overLimit()` past `maxBytes`, declared or as it arrives. */
-export async function readBodyText(ctx: Context, maxBytes = MAX_BODY_BYTES, overLimit: () => AppError = tooLarge): Promise<string> {
+/** The body's bytes as they came, refused with `overLimit()` past `maxBytes`, declared or as it arrives. */
+export async function readBodyBytes(ctx: Context, maxBytes = MAX_BODY_BYTES, overLimit: () => AppError = tooLarge): Promise<Buffer> {
   if (Number(ctx.get('content-length') || 0) > maxBytes) throw overLimit();
   const chunks: Buffer[] = [];
   let size = 0;
@@ -26,7 +26,12 @@ export async function readBodyText(ctx: Context, maxBytes = MAX_BODY_BYTES, over
     if (size > maxBytes) throw overLimit();
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** The body as text (UTF-8), refused with `overLimit()` past `maxBytes`, declared or as it arrives. */
+export async function readBodyText(ctx: Context, maxBytes = MAX_BODY_BYTES, overLimit: () => AppError = tooLarge): Promise<string> {
+  return (await readBodyBytes(ctx, maxBytes, overLimit)).toString('utf8');
 }
 
 /** `root` names the whole input when an issue has no path: the body, or the query. */

@@ -31,6 +31,7 @@ const statusOf: Record<ErrorCode, number> = {
   TOO_MANY_ATTEMPTS: 429,
   GRANT_LIMIT: 400,
   TOO_MANY_REGISTRATIONS: 429,
+  SECRET_ROTATION_PENDING: 409,
 };
 
 export const statusOfError = (err: AppError): number => statusOf[err.code];

@@ -2,14 +2,22 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { SecretScanning } from '../../services/events/secret-scanning.ts';
 import { AppError, notFound } from '../../errors.ts';
-import { readBodyText, zodErrors } from '../body.ts';
+import { MAX_BODY_BYTES, readBodyBytes, zodErrors } from '../body.ts';
 import type { GatewayState } from '../state.ts';
 import { serve, type Operation } from '../operation.ts';
 
-const MAX_TOKENS = 10_000;
+const LIMITS = { token: 1000, type: 200, url: 2048, source: 200 } as const;
+/** One entry at every field's limit, in ASCII, as JSON with the comma after it. */
+const FULL_ENTRY_BYTES = Object.entries(LIMITS).reduce((n, [name, max]) => n + `"${name}":"",`.length + max, '{}'.length);
+/**
+ * As many tokens as fit in one body at every field's limit (300 of 1 MiB): a report the schema
+ * allows is not refused for its size first. GitHub sends a few per report.
+ */
+export const MAX_REPORT_TOKENS = Math.floor((MAX_BODY_BYTES - '[]'.length) / FULL_ENTRY_BYTES);
 export const scanningReport = z.array(z.object({
-  token: z.string().max(1000), type: z.string().max(200), url: z.string().max(2048), source: z.string().max(200),
-}).passthrough()).max(MAX_TOKENS);
+  token: z.string().max(LIMITS.token), type: z.string().max(LIMITS.type), url: z.string().max(LIMITS.url),
+  source: z.string().max(LIMITS.source),
+}).passthrough()).max(MAX_REPORT_TOKENS);
 const verdicts = z.array(z.object({ token_raw: z.string(), token_type: z.string(), label: z.enum(['true_positive', 'false_positive']) }));
 
 export const secretScanningOperations = {
@@ -19,6 +27,9 @@ export const secretScanningOperations = {
     ok: { status: 200, schema: verdicts }, problems: ['UNAUTHENTICATED', 'VALIDATION_FAILED', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
   },
 } satisfies Record<string, Operation>;
+
+/** Refuses bytes that are not UTF-8 instead of turning them into U+FFFD. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const unsigned = () => new AppError('UNAUTHENTICATED', 'The report is not signed by a key GitHub publishes.');
 
@@ -31,12 +42,14 @@ export function secretScanningRoutes({ scanning }: { scanning: SecretScanning | 
     const signature = ctx.get('github-public-key-signature');
     // Nothing of an unsigned report is parsed or looked up.
     if (!identifier || !signature) throw unsigned();
-    const raw = await readBodyText(ctx);
+    // The signature is over the bytes GitHub sent; they are read as text only once it holds.
+    const raw = await readBodyBytes(ctx);
     if (!(await scanning.signedBy(raw, identifier, signature))) throw unsigned();
     let json: unknown;
     try {
-      json = JSON.parse(raw);
-    } catch {
+      json = JSON.parse(utf8.decode(raw));
+    } catch (e) {
+      if (e instanceof TypeError) throw new AppError('VALIDATION_FAILED', 'The report is not UTF-8.');
       throw new AppError('VALIDATION_FAILED', 'The report is not JSON.');
     }
     const parsed = scanningReport.safeParse(json);

@@ -11,7 +11,7 @@ import { requestMeta } from './auth.ts';
 import { requireAdmin, theAdmin } from '../admin-only.ts';
 
 const eventList = z.array(z.enum(EVENT_TYPES)).min(1).max(EVENT_TYPES.length).nullable()
-  .describe('The types sent to this endpoint; absent or null: every type');
+  .describe('The types sent to this endpoint, each stored once in its first place; absent or null: every type');
 const url = z.string().min(1).max(2048)
   .describe('https and a public address (http and loopback only when the server allows private addresses)');
 
@@ -46,8 +46,8 @@ export const webhookOperations = {
   },
   rotate: {
     method: 'post', path: '/admin/webhooks/:id/rotate-secret', tag: 'admin',
-    summary: 'A new signing secret; the old one signs beside it for 24 h', ok: { status: 200, schema: s.rotatedWebhookSecret },
-    problems: ['NOT_FOUND'], security: 'admin',
+    summary: 'A new signing secret; the old one signs beside it for 24 h, and until then the secret cannot be rotated again',
+    ok: { status: 200, schema: s.rotatedWebhookSecret }, problems: ['NOT_FOUND', 'SECRET_ROTATION_PENDING'], security: 'admin',
   },
   test: {
     method: 'post', path: '/admin/webhooks/:id/test', tag: 'admin', summary: 'Send a webhook.test event to this endpoint',

@@ -81,12 +81,15 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
     return keys.get(identifier) ?? null;
   }
 
-  /** Whether `signature` (base64 DER, ECDSA P-256 SHA-256) over `body` is by the key named `identifier`. */
-  async function signedBy(body: string, identifier: string, signature: string): Promise<boolean> {
+  /**
+   * Whether `signature` (base64 DER, ECDSA P-256 SHA-256) over `body`, the bytes as they came (not
+   * text decoded from them), is by the key named `identifier`.
+   */
+  async function signedBy(body: Buffer, identifier: string, signature: string): Promise<boolean> {
     const pem = await keyFor(identifier);
     if (!pem) return false;
     try {
-      return verify('sha256', Buffer.from(body, 'utf8'), { key: pem, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
+      return verify('sha256', body, { key: pem, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
     } catch {
       // A key that is not an EC public key, or a signature that is not DER: not signed by it.
       return false;

@@ -43,7 +43,17 @@ function checkDescription(description: string | undefined): void {
   }
 }
 
+/** A type named twice is wanted once: the list is kept in its first order, each type once. */
+const once = (events: EventType[] | null | undefined) => (events ? [...new Set(events)] : events);
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The previous secret is still honoured until `until`: a second rotation now would cut its overlap short. */
+const rotationPending = (until: Date) => new AppError(
+  'SECRET_ROTATION_PENDING',
+  `The secret rotated out last still signs until ${until.toISOString()}; rotate again after that.`,
+  { previousSecretExpiresAt: until.toISOString() },
+);
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
@@ -70,7 +80,7 @@ export function createWebhookService({ pool, config, clock }: { pool: Pool; conf
       checkDescription(input.description);
       const secret = newSecret();
       const row = await withTransaction(pool, async (tx) => {
-        const r = await store.insertEndpoint(tx, { url, events: input.events ?? null, description: input.description ?? '', secret });
+        const r = await store.insertEndpoint(tx, { url, events: once(input.events) ?? null, description: input.description ?? '', secret });
         await audited(tx, 'WEBHOOK_CREATED', actor, meta, { webhookId: r.id, url });
         return r;
       });
@@ -88,7 +98,7 @@ export function createWebhookService({ pool, config, clock }: { pool: Pool; conf
       const row = await withTransaction(pool, async (tx) => {
         const before = await store.findEndpoint(tx, id, true);
         if (!before) return null;
-        const after = await store.updateEndpoint(tx, id, { ...patch, url });
+        const after = await store.updateEndpoint(tx, id, { ...patch, url, events: once(patch.events) });
         if (!after) return null;
         const changes: string[] = (['url', 'description', 'enabled'] as const).filter((f) => before[f] !== after[f]);
         if (JSON.stringify(before.events) !== JSON.stringify(after.events)) changes.push('events');
@@ -109,12 +119,21 @@ export function createWebhookService({ pool, config, clock }: { pool: Pool; conf
       if (!gone) throw notFound('webhook');
     },
 
-    /** A new secret signs from now; the old one keeps signing beside it for 24 h. */
+    /**
+     * A new secret signs from now; the old one keeps signing beside it for 24 h. There is one place
+     * for an old secret, so a second rotation inside those 24 h is refused (409) rather than
+     * silently ending the first one's overlap: a receiver still holding that secret keeps its day.
+     */
     async rotateSecret(actor: AuditActor, id: string, meta: RequestMeta): Promise<{ secret: string; previousSecretExpiresAt: string }> {
       await found(id);
       const secret = newSecret();
-      const until = new Date(clock().getTime() + ROTATION_OVERLAP_MS);
+      const now = clock();
+      const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
       const row = await withTransaction(pool, async (tx) => {
+        const before = await store.findEndpoint(tx, id, true);
+        if (!before) return null;
+        const honoured = before.previous_secret !== null ? before.previous_secret_until : null;
+        if (honoured && honoured > now) throw rotationPending(honoured);
         const r = await store.rotateSecret(tx, id, secret, until);
         if (r) await audited(tx, 'WEBHOOK_UPDATED', actor, meta, { webhookId: id, changes: ['secret'] });
         return r;
