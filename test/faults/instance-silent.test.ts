@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/db.ts';
 import { startTestGateway, testClock, type TestGateway } from '../support/gateway.ts';
-import { signUp } from '../support/http.ts';
+import { signUpAdmin } from '../support/http.ts';
 import { policyCli } from '../integration/policy/support.ts';
 import { startFreezableProxy, type FreezableProxy } from './freeze-proxy.ts';
 
@@ -35,8 +35,7 @@ describe('faults: an instance that stops reporting', function () {
   });
 
   it('stays listed as silent and lagging, with its last version, and status exits 1', async () => {
-    const admin = await signUp(a.url);
-    await a.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [admin.user.id]);
+    const admin = await signUpAdmin(a);
     await a.policy.heartbeat.beat();
     await b.policy.heartbeat.beat();
     proxy.freeze();

@@ -72,3 +72,13 @@ export async function signUp(base: string, overrides: { email?: string; password
   if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${res.text}`);
   return { client, user: res.body.user, password };
 }
+
+/** A user signed up over HTTP, then made an admin in the database (no route grants the first admin). */
+export async function signUpAdmin(
+  gw: { url: string; pool: { query(sql: string, values: unknown[]): Promise<unknown> } },
+  overrides: { email?: string; password?: string; name?: string } = {},
+): Promise<Awaited<ReturnType<typeof signUp>>> {
+  const s = await signUp(gw.url, overrides);
+  await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+  return s;
+}

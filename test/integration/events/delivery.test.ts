@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUpAdmin, type Client } from '../../support/http.ts';
 import { until } from '../../support/until.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
@@ -23,8 +23,7 @@ describe('events: delivery, retries and the delivery log', function () {
   before(async () => {
     a = await startTestGateway({ config, webhookPollMs: 50 });
     b = await startTestGateway({ config, webhookPollMs: 50, database: a.database });
-    const s = await signUp(a.url, { name: 'Admin' });
-    await a.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+    const s = await signUpAdmin(a, { name: 'Admin' });
     admin = s.client;
   });
   after(async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUpAdmin, type Client } from '../../support/http.ts';
 import { until } from '../../support/until.ts';
 import { isPublicAddress } from '../../../src/services/events/address-guard.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
@@ -17,8 +17,7 @@ describe('events: endpoint guards', function () {
   before(async () => {
     hook = await startReceiver();
     gw = await startTestGateway({ config: { webhooks: { retrySchedule: ['1s'] } }, webhookPollMs: 50 });
-    const s = await signUp(gw.url, { name: 'Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+    const s = await signUpAdmin(gw, { name: 'Admin' });
     admin = s.client;
   });
   after(async () => {

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp } from '../../support/http.ts';
+import { signUp, signUpAdmin } from '../../support/http.ts';
 import { until } from '../../support/until.ts';
 import { startServe, type ServeChild } from '../../support/serve-child.ts';
 import { tempDir } from '../../support/tmp.ts';
@@ -29,8 +29,7 @@ describe('events: the outbox survives a killed instance', function () {
     const config = { webhooks: { allowPrivateAddresses: true, retrySchedule: ['1s'] } };
     // The database and the endpoint's registration, through an instance that then stops.
     other = await startTestGateway({ config });
-    const admin = await signUp(other.url, { name: 'Admin' });
-    await other.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [admin.user.id]);
+    const admin = await signUpAdmin(other, { name: 'Admin' });
     hook = await startReceiver();
     const port = hook.port;
     await hook.close();

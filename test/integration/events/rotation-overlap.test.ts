@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { packageRoot } from '../../../src/config.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUpAdmin, type Client } from '../../support/http.ts';
 import { tempDir } from '../../support/tmp.ts';
 import { until } from '../../support/until.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
@@ -28,8 +28,7 @@ describe('events: a second secret rotation inside the overlap, and repeated even
 
   before(async () => {
     [gw, hook] = await Promise.all([startTestGateway({ config, webhookPollMs: 50 }), startReceiver()]);
-    const s = await signUp(gw.url, { name: 'Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+    const s = await signUpAdmin(gw, { name: 'Admin' });
     admin = s.client;
     configFile = join(tempDir('kg-rotation-'), 'keygate.yaml');
     writeFileSync(configFile, JSON.stringify(config));

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { Client, signUp } from '../../support/http.ts';
+import { Client, signUp, signUpAdmin } from '../../support/http.ts';
 import { until } from '../../support/until.ts';
 import { generateKey } from '../../../src/services/keys/format.ts';
 import { MAX_REPORT_TOKENS } from '../../../src/http/routes/secret-scanning.ts';
@@ -35,8 +35,7 @@ describe('events: keys reported leaked by GitHub secret scanning', function () {
     hook = await startReceiver();
     a = await startTestGateway({ config, webhookPollMs: 50 });
     b = await startTestGateway({ config, database: a.database });
-    const admin = await signUp(a.url, { name: 'Admin' });
-    await a.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [admin.user.id]);
+    const admin = await signUpAdmin(a, { name: 'Admin' });
     expect((await admin.client.post('/api/admin/webhooks', { url: hook.url, events: ['key.leaked', 'key.revoked'] })).status).to.equal(201);
   });
   after(async () => {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUpAdmin, type Client } from '../../support/http.ts';
 import { until } from '../../support/until.ts';
 
 // A webhook endpoint answering with bytes PostgreSQL text will not hold (NUL) must not make its
@@ -26,8 +26,7 @@ describe('hostile: a webhook endpoint answering with NUL bytes', function () {
     await new Promise<void>((ok) => endpoint.listen(0, '127.0.0.1', () => ok()));
     const config = { webhooks: { allowPrivateAddresses: true, retrySchedule: ['1s'], disableAfter: '1h' } };
     gw = await startTestGateway({ config, webhookPollMs: 50 });
-    const s = await signUp(gw.url, { name: 'Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+    const s = await signUpAdmin(gw, { name: 'Admin' });
     admin = s.client;
   });
   after(async () => {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUpAdmin, type Client } from '../../support/http.ts';
 import { until } from '../../support/until.ts';
 
 // An admin deletes an endpoint while an attempt to it is in flight (an endpoint that answers
@@ -24,8 +24,7 @@ describe('hostile: a webhook endpoint deleted while an attempt to it is in fligh
     });
     await new Promise<void>((ok) => endpoint.listen(0, '127.0.0.1', () => ok()));
     gw = await startTestGateway({ config: { webhooks: { allowPrivateAddresses: true } }, webhookPollMs: 50 });
-    const s = await signUp(gw.url, { name: 'Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+    const s = await signUpAdmin(gw, { name: 'Admin' });
     admin = s.client;
   });
   after(async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUpAdmin, type Client } from '../../support/http.ts';
 
 // An admin's webhook description holding NUL: PostgreSQL text refuses it, so it must be refused as
 // bad input (an RFC 9457 problem naming the field) before anything is written, not end in a 500.
@@ -12,8 +12,7 @@ describe('hostile: a webhook description holding NUL', function () {
 
   before(async () => {
     gw = await startTestGateway({});
-    const s = await signUp(gw.url, { name: 'Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+    const s = await signUpAdmin(gw, { name: 'Admin' });
     admin = s.client;
   });
   after(async () => {

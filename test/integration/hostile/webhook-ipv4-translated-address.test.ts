@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUpAdmin, type Client } from '../../support/http.ts';
 import { createSender } from '../../../src/services/events/send.ts';
 
 // IPv4 hidden in IPv6 another way: the IPv4-translated form (::ffff:0:a.b.c.d, used by SIIT
@@ -15,8 +15,7 @@ describe('hostile: a webhook URL naming an IPv4-translated IPv6 address', functi
 
   before(async () => {
     gw = await startTestGateway({});
-    const s = await signUp(gw.url, { name: 'Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+    const s = await signUpAdmin(gw, { name: 'Admin' });
     admin = s.client;
   });
   after(async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUpAdmin, type Client } from '../../support/http.ts';
 
 // A webhook URL under the 2048-character limit as sent can grow many times over once parsed:
 // each character outside ASCII in its path becomes up to 12 (%F0%9D%95%8F). The limit holds for
@@ -13,8 +13,7 @@ describe('hostile: a webhook URL that grows past the limit once normalized', fun
 
   before(async () => {
     gw = await startTestGateway({});
-    const s = await signUp(gw.url, { name: 'Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [s.user.id]);
+    const s = await signUpAdmin(gw, { name: 'Admin' });
     admin = s.client;
   });
   after(async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { useGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp } from '../../support/http.ts';
+import { signUp, signUpAdmin } from '../../support/http.ts';
 
 // An admin answering a secret-scanning alert: find the key by the start shown for it, or by its
 // id, then disable, enable or change its expiry. The change goes through the owner's rules and is
@@ -11,8 +11,7 @@ describe('API keys: an admin finds and changes anyone\'s key', () => {
   useGateway({}, (g) => (gw = g));
 
   async function world() {
-    const admin = await signUp(gw.url, { name: 'Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [admin.user.id]);
+    const admin = await signUpAdmin(gw, { name: 'Admin' });
     const ann = await signUp(gw.url);
     const created = (await ann.client.post('/api/api-keys', { name: 'leaked' })).body as { id: string; start: string; key: string };
     const other = (await ann.client.post('/api/api-keys', { name: 'other' })).body as { id: string; start: string };

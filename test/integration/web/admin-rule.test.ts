@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { useGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUp, signUpAdmin, type Client } from '../../support/http.ts';
 import { policyCopy } from '../policy/support.ts';
 
 // Every admin route, API and console page, walked as each kind of caller. The routes are read from
@@ -31,8 +31,7 @@ const cookieOf = (c: Client) => [...c.cookies].map(([k, v]) => `${k}=${v}`).join
 
 async function askers(gw: TestGateway): Promise<Asker[]> {
   const user = await signUp(gw.url);
-  const admin = await signUp(gw.url, { name: 'Admin' });
-  await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [admin.user.id]);
+  const admin = await signUpAdmin(gw, { name: 'Admin' });
   const keyOf = async (c: Client) => {
     const r = await c.post('/api/api-keys', { name: 'walker' });
     expect(r.status, r.text).to.equal(201);

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { applyPolicy } from '../../../src/services/policy/versions.ts';
 import { packageRoot } from '../../../src/config.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { signUp, type Client } from '../../support/http.ts';
+import { signUp, signUpAdmin, type Client } from '../../support/http.ts';
 import { until } from '../../support/until.ts';
 
 // The policy's history in the console: version 0 is what the first start seeded, from that moment;
@@ -19,8 +19,7 @@ describe('web: the console policy history', function () {
   let keyClient: Client;
   before(async () => {
     gw = await startTestGateway();
-    const a = await signUp(gw.url, { name: 'Ada Admin' });
-    await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [a.user.id]);
+    const a = await signUpAdmin(gw, { name: 'Ada Admin' });
     admin = a.client;
     const owner = await signUp(gw.url, { name: 'Key Owner' });
     keyClient = owner.client.withKey((await owner.client.post('/api/api-keys', { name: 'steady' })).body.key as string);
