@@ -115,6 +115,15 @@ function survivesHangUps(f: TargetFigures): Verdict {
   };
 }
 
+// An absolute latency target is a statement about the machine as much as the gateway: when bare Koa
+// itself answers no faster on this run, the miss says so, so the reader does not go looking for a
+// stall of keygate's own. The target stays missed.
+const B_P99_MS = 10;
+function bareTail(v: Verdict, bareP99: number): Verdict {
+  if (v.met || !(bareP99 >= B_P99_MS)) return v;
+  return { ...v, result: `${v.result}; bare Koa's own p99 on this run is ${msUnit(bareP99)}, so this machine cannot meet it` };
+}
+
 interface Target extends LoadTarget { id: TargetFigures['id']; label: string; server: ServerProcess }
 
 /** CPU µs used by the loaded server, and by all other servers together, so far. */
@@ -363,7 +372,7 @@ async function main(): Promise<number> {
     atLeast('(i) / (g) requests/s, 10,000 lines / shipped', fig('i').requestsPerSecond / fig('g').requestsPerSecond, 0.9, ratio),
     // A key with a 1s window costs at most 10% more than the same key without.
     atLeast('(f) / (b) requests/s', fig('f').requestsPerSecond / fig('b').requestsPerSecond, 0.9, ratio),
-    below(`(b) p99 at ${CONNECTIONS} connections`, fig('b').p99, 10, msUnit),
+    bareTail(below(`(b) p99 at ${CONNECTIONS} connections`, fig('b').p99, B_P99_MS, msUnit), fig('a').p99),
     // Forwarding adds at most 15% to the plain proxy's slowest answers.
     atMost('(c) p99 / (d) p99', fig('c').p99 / fig('d').p99, 1.15, times),
     below('(b) RSS right after start', (rssAtStart.get('(b) keygate') ?? Number.NaN) / MB, 100, mbUnit),
