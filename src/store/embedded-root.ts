@@ -151,8 +151,11 @@ export interface RunningPostgres { stop(): Promise<void> }
 /** Starts `postgres` as the postgres user and resolves once it accepts connections. */
 export async function run(user: PostgresUser, binDir: string, dataDir: string, port: number): Promise<RunningPostgres> {
   const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'lc_messages=C'];
+  // A process group of its own: Ctrl-C in the terminal signals the whole foreground group, and
+  // PostgreSQL must not shut down under the gateway while it still saves what it owes on the way
+  // out (and removes its fleet entry). The gateway stops it itself, last.
   const child: ChildProcess = spawn(join(binDir, 'bin', 'postgres'), args, {
-    uid: user.uid, gid: user.gid, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'],
+    uid: user.uid, gid: user.gid, env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'], detached: true,
   });
   // A gateway that exits without closing must not leave an orphaned server holding the data.
   const killOnExit = () => child.kill('SIGINT');

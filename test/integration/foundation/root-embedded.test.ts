@@ -32,7 +32,8 @@ function privateClone(): string {
   return dir;
 }
 
-const start = (cwd: string) => startServe({ cwd, env: { ...withoutStores(process.env), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, entry: 'bin/keygate.js' });
+const start = (cwd: string, ownGroup = false) =>
+  startServe({ cwd, env: { ...withoutStores(process.env), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, entry: 'bin/keygate.js', ownGroup });
 const stop = (s: ServeChild) => s.stop();
 
 function withoutStores(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
@@ -55,7 +56,7 @@ describe('npm start as root in a private clone with DATABASE_URL unset', functio
     if (placed) rmSync(dirname(placed), { recursive: true, force: true });
   });
 
-  it('starts, says where the data is, keeps it across a restart, and a second start on the same data stops with one line', async () => {
+  it('starts, says where the data is, keeps it across a restart, a second start on the same data stops with one line naming the first, and Ctrl-C stops cleanly', async () => {
     const dir = privateClone();
     // Where the data must go, known before the start so that a failed run leaves nothing behind.
     placed = join('/var/lib/keygate', createHash('sha256').update(join(dir, '.keygate/postgres')).digest('hex').slice(0, 16), 'data');
@@ -77,19 +78,30 @@ describe('npm start as root in a private clone with DATABASE_URL unset', functio
       const lines = second.output().trim().split('\n').filter((l) => !l.startsWith('{'));
       expect(lines, second.output()).to.have.length(1);
       expect(lines[0]).to.match(/^keygate: .*set DATABASE_URL$/);
+      if (asRoot) expect(lines[0]).to.match(/in use by a PostgreSQL already running \(pid \d+, port \d+\), most likely another keygate/);
       expect(second.output()).to.not.match(/\n\s+at /);
     } finally {
       expect(await stop(first)).to.equal(0);
     }
 
-    const again = start(dir);
+    // In a group of its own, as a terminal runs `npm start`, so that Ctrl-C reaches every process in it.
+    const again = start(dir, true);
+    let interrupted = false;
     try {
       url = await again.url;
       expect((await fetch(`${url}/readyz`)).status).to.equal(200);
       const signIn = await post(`${url}/api/auth/sign-in/email`, { email: account.email, password: account.password });
       expect(signIn.status).to.equal(200);
+      // Ctrl-C: the embedded PostgreSQL (root's own runner) must not stop under the gateway while it
+      // still saves what it owes and leaves the fleet; it is stopped by the gateway, last.
+      if (asRoot) {
+        expect(await again.interrupt()).to.equal(0);
+        interrupted = true;
+        const errors = again.output().split('\n').filter((l) => /"level":(50|60)/.test(l) || /database unavailable/i.test(l));
+        expect(errors, again.output()).to.deep.equal([]);
+      }
     } finally {
-      expect(await stop(again)).to.equal(0);
+      if (!interrupted) expect(await stop(again)).to.equal(0);
     }
   });
 });
