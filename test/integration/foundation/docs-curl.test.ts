@@ -66,7 +66,8 @@ describe('README.md and docs/*.md: every curl runs as written from a fresh start
         const cwd = tempDir('kg-docs-');
         upstreamPort = await freePort();
         for (const block of setups) {
-          const helper = spawn('bash', ['-c', block.replace(DOCUMENTED_UPSTREAM_PORT, String(upstreamPort))], { cwd, detached: true, stdio: 'ignore' });
+          const script = block.replace(DOCUMENTED_UPSTREAM_PORT, String(upstreamPort));
+          const helper = spawn('bash', ['-c', script], { cwd, detached: true, stdio: 'ignore' });
           helpers.push(helper);
           await until(`${file}: the setup block's upstream on ${upstreamPort}`, () => accepts(upstreamPort), 20_000);
         }
