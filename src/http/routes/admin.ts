@@ -12,7 +12,7 @@ import { requestMeta } from './auth.ts';
 import { NAME } from '../../policy/scopes.ts';
 import type { UsageService } from '../../services/usage.ts';
 import { requireAdmin, theAdmin } from '../admin-only.ts';
-import { auditFilterOf, auditListQuery } from './console.ts';
+import { auditFilterOf, auditListQuery, storableText } from './console.ts';
 import { usageQuery } from './key-life.ts';
 
 export const pageQuery = z.object({
@@ -25,7 +25,7 @@ export const pageQuery = z.object({
 const blankIsAbsent = <S extends z.ZodType>(schema: S) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 export const keyFilterQuery = pageQuery.extend({
-  owner: blankIsAbsent(z.string().trim().max(254)).describe("The owner's e-mail, exactly (any case)"),
+  owner: blankIsAbsent(storableText(254)).describe("The owner's e-mail, exactly (any case)"),
   state: blankIsAbsent(z.enum(KEY_FILTER_STATES)).describe('Absent: every key not revoked; `revoked` lists only revoked keys'),
   scope: blankIsAbsent(z.string().regex(NAME, 'a scope name')).describe('Keys whose permissions name this scope'),
   q: blankIsAbsent(z.string().trim().min(4).max(64).regex(/^[A-Za-z0-9_-]+$/, 'the start of a key as shown, or of its id'))
