@@ -67,6 +67,19 @@ describe('web: pages without script, and errors as pages', function () {
     expect(await signUpRegion().getByLabel('Password').getAttribute('aria-invalid')).to.equal('true');
   });
 
+  it('a sign-in whose e-mail holds NUL is the page again with the field marked, 400, not a fault', async () => {
+    const res = await fetch(`${gw.url}/sign-in`, {
+      method: 'POST', redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      body: 'email=ann%00%40example.com&password=correct+horse+battery',
+    });
+    expect(res.status).to.equal(400);
+    expect(res.headers.get('content-type')).to.match(/^text\/html/);
+    const text = await res.text();
+    expect(text).to.contain('Check the fields marked below.');
+    expect(text).to.contain('Enter your e-mail address, such as ann@example.com.');
+  });
+
   it('signing in returns to the console page asked for; a next that leaves the site is ignored', async () => {
     const u = await signedUpUser(gw);
     await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [u.user.id]);
