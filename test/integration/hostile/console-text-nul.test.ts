@@ -20,7 +20,8 @@ describe('hostile: NUL in the console’s filters and rollback message', functio
   after(async () => gw?.stop());
 
   const versions = async () => (await gw.pool.query('SELECT count(*)::int AS n FROM policy_versions')).rows[0].n as number;
-  const rollbacks = async () => (await gw.pool.query("SELECT count(*)::int AS n FROM audit_log WHERE type = 'POLICY_ROLLED_BACK'")).rows[0].n as number;
+  const rollbacks = async () =>
+    (await gw.pool.query("SELECT count(*)::int AS n FROM audit_log WHERE type = 'POLICY_ROLLED_BACK'")).rows[0].n as number;
 
   describe('when an API filter holds NUL', () => {
     for (const path of ['/api/admin/users?q=ada%00', '/api/admin/audit-log?actor=a%00b', '/api/admin/audit-log?owner=a%00b',
