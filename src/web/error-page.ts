@@ -20,7 +20,8 @@ const wordsFor: Record<number, Words> = {
   // closed to this account look alike here; the words cover both without telling them apart.
   403: { title: 'Page not available', text: 'There is no page at this address, or it is not open to your account.' },
   404: { title: 'Page not found', text: 'There is no page at this address.' },
-  405: { title: 'Page not found', text: 'There is no page at this address.' },
+  // The page exists (the Allow header says how to ask for it): a stale or forged form posted to it.
+  405: { title: 'This page does not take that request', text: 'Open the page again from its link, then try once more.' },
   408: { title: 'The request took too long', text: 'Your browser stopped sending the form. Try again.' },
   413: { title: 'Too much was sent', text: 'What the form sent is larger than this server takes.' },
   429: { title: 'Too many requests', text: 'Wait a moment before you try again.' },
@@ -77,7 +78,7 @@ export function pageErrors(config: Config, log: (err: unknown, requestId: string
     const assets = await sharedAssets();
     ctx.set(pageHeaders);
     if (err instanceof AppError) ctx.set(errorHeaders(err));
-    ctx.status = status === 405 ? 404 : status;
+    ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = layout({
       title: words.title,

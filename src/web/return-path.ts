@@ -13,6 +13,8 @@ function isConsolePath(next: string): boolean {
   if (/[\u0000-\u0020\u007f-\u009f]/.test(next)) return false;
   // A percent-encoded slash or backslash could be decoded into one by a later hop.
   if (/%(?:2f|5c)/i.test(next)) return false;
+  // A dot segment, plain or encoded, is resolved by the browser: `/admin/../../oauth/authorize?…` leaves the console.
+  if (next.split(/[?#]/)[0]!.split('/').some((seg) => /^(?:\.|%2e){1,2}$/i.test(seg))) return false;
   return true;
 }
 

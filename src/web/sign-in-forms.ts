@@ -48,10 +48,13 @@ export function signInForms(router: Router<GatewayState>, { config, accounts, se
       const values = Object.fromEntries(['name', 'email'].filter((k) => fields.has(k))
         .map((k) => [k, String(fields.get(k)).slice(0, 254)]));
       const input = Object.fromEntries([...fields].filter(([k]) => k !== 'next'));
+      // PostgreSQL's text holds no NUL: an e-mail with one would fail the lookup (a 500), so it is
+      // refused with the fields, as any other malformed value.
+      const nul = Object.keys(input).filter((k) => input[k]!.includes('\u0000')).map((path) => ({ path, message: 'must not contain NUL' }));
       try {
         const parsed = schema.safeParse(input);
-        if (!parsed.success) {
-          const errors = zodErrors(parsed.error);
+        if (!parsed.success || nul.length > 0) {
+          const errors = [...(parsed.success ? [] : zodErrors(parsed.error)), ...nul];
           const byField = Object.fromEntries(errors.filter((e) => fieldSentences[e.path]).map((e) => [e.path, fieldSentences[e.path]!]));
           await sendSignIn(ctx, next, { form, error: 'Check the fields marked below.', fields: byField, values }, 400);
           return;

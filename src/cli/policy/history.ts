@@ -1,4 +1,4 @@
-// `keygate policy history [--limit N]`, `policy rollback VERSION`, `policy status`.
+// `keygate policy history [--limit N]`, `policy rollback VERSION [--message TEXT]`, `policy status`.
 import { parseArgs } from 'node:util';
 import { FLEET_HORIZON_MS, FLEET_RETENTION_MS, fleetView, type FleetStatus } from '../../services/policy/index.ts';
 import { safetyChecks } from './checks.ts';
@@ -35,8 +35,10 @@ export async function historyCommand(args: string[], lc: Lifecycle): Promise<num
 }
 
 export async function rollbackCommand(args: string[], lc: Lifecycle): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { by: { type: 'string' } } });
-  if (positionals.length !== 1) throw new CliError('usage: keygate policy rollback VERSION [--by WHO]');
+  const { values, positionals } = parseArgs({
+    args, allowPositionals: true, options: { by: { type: 'string' }, message: { type: 'string' } },
+  });
+  if (positionals.length !== 1) throw new CliError('usage: keygate policy rollback VERSION [--by WHO] [--message TEXT]');
   // Version 0 is what the store was seeded with, kept by the first apply.
   const target = await lc.versions.version(positionals[0] === '0' ? 0 : positiveInt(positionals[0], 'VERSION'));
   // Lint only: the suites on disk describe today's intent, not the old version's.
@@ -45,7 +47,9 @@ export async function rollbackCommand(args: string[], lc: Lifecycle): Promise<nu
     lc.io.stderr(`refused: version ${target.version} fails lint (above); nothing was written\n`);
     return 1;
   }
-  sayOutcome(lc.io, await lc.versions.rollback(target.version, values.by ?? lc.user), `rolled back to version ${target.version}`);
+  // The same optional why as the console's rollback; without one the version says `rollback to N`.
+  const outcome = await lc.versions.rollback(target.version, values.by ?? lc.user, {}, values.message?.trim() || undefined);
+  sayOutcome(lc.io, outcome, `rolled back to version ${target.version}`);
   return 0;
 }
 

@@ -30,10 +30,10 @@ export const liveUsages: Record<keyof typeof commands, Usage> = {
     examples: ['npx keygate policy history --limit 5'],
   },
   rollback: {
-    usage: 'keygate policy rollback VERSION [--by WHO]',
+    usage: 'keygate policy rollback VERSION [--by WHO] [--message TEXT]',
     about: "Makes an earlier version live again, as a new version with that version's texts (version 0: the "
       + "files seeded at the first start).",
-    examples: ['npx keygate policy rollback 0'],
+    examples: ['npx keygate policy rollback 0', 'npx keygate policy rollback 3 --message "projects reopened for the audit"'],
   },
   status: {
     usage: 'keygate policy status [--wait SECONDS] [--json]',

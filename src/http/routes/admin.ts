@@ -12,7 +12,7 @@ import { requestMeta } from './auth.ts';
 import { NAME } from '../../policy/scopes.ts';
 import type { UsageService } from '../../services/usage.ts';
 import { requireAdmin, theAdmin } from '../admin-only.ts';
-import { auditFilterOf, auditListQuery } from './console.ts';
+import { auditFilterOf, auditListQuery, storableText } from './console.ts';
 import { usageQuery } from './key-life.ts';
 
 export const pageQuery = z.object({
@@ -24,11 +24,14 @@ export const pageQuery = z.object({
 // A GET form sends an untouched field as `name=`: empty means no filter, as absent does.
 const blankIsAbsent = <S extends z.ZodType>(schema: S) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+// The pages show a key's start followed by an ellipsis (`key_AbCdEfGh…`): copied as shown, it still finds the key.
+const withoutEllipsis = (v: unknown) => (typeof v === 'string' ? v.trim().replace(/(?:\u2026|\.\.\.)$/, '') : v);
 export const keyFilterQuery = pageQuery.extend({
-  owner: blankIsAbsent(z.string().trim().max(254)).describe("The owner's e-mail, exactly (any case)"),
+  owner: blankIsAbsent(storableText(254)).describe("The owner's e-mail, exactly (any case)"),
   state: blankIsAbsent(z.enum(KEY_FILTER_STATES)).describe('Absent: every key not revoked; `revoked` lists only revoked keys'),
   scope: blankIsAbsent(z.string().regex(NAME, 'a scope name')).describe('Keys whose permissions name this scope'),
-  q: blankIsAbsent(z.string().trim().min(4).max(64).regex(/^[A-Za-z0-9_-]+$/, 'the start of a key as shown, or of its id'))
+  q: blankIsAbsent(z.preprocess(withoutEllipsis, z.string().trim().min(4).max(64)
+    .regex(/^[A-Za-z0-9_-]+$/, 'the start of a key as shown, or of its id')))
     .describe('Keys whose start (the prefix as shown) or id begins with this: what a secret-scanning alert gives'),
 }).strict();
 

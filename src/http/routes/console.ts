@@ -22,14 +22,23 @@ const versionParam = (ctx: GatewayContext): number => {
   return Number(raw);
 };
 
+/**
+ * Text compared with or stored beside PostgreSQL's: its text type holds no NUL, and its JSON no lone
+ * surrogate, so either would fail the query (a 500, or an export cut off mid-stream) instead of
+ * matching nothing or being refused.
+ */
+export const storableText = (max: number) => z.string().trim().max(max)
+  .regex(/^[^\u0000]*$/, 'must not contain NUL')
+  .refine((v) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v), 'must be well-formed Unicode');
+
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date, YYYY-MM-DD')
   .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'not a calendar date');
 
 /** The audit filters the page and the export share. */
 export const auditFilterQuery = z.object({
   type: z.union([z.enum(AUDIT_TYPES), z.array(z.enum(AUDIT_TYPES)).max(AUDIT_TYPES.length)]).optional(),
-  actor: z.string().trim().max(254).optional().describe('The acting user\'s e-mail, or `cli`'),
-  owner: z.string().trim().max(254).optional().describe("The owner's e-mail"),
+  actor: storableText(254).optional().describe('The acting user\'s e-mail, or `cli`'),
+  owner: storableText(254).optional().describe("The owner's e-mail"),
   from: day.optional().describe('First day included (UTC)'),
   to: day.optional().describe('Last day included (UTC)'),
 });
@@ -48,13 +57,13 @@ export function auditFilterOf(q: z.infer<typeof auditFilterQuery>): AuditFilter 
 export const auditListQuery = auditFilterQuery.extend({ limit: queryInt(1, 100, 50), cursor: z.string().max(200).optional() }).strict();
 const exportQuery = auditFilterQuery.extend({ format: z.enum(['csv', 'ndjson']).default('ndjson') }).strict();
 const usersQuery = z.object({
-  q: z.string().trim().max(254).optional(), cursor: z.string().max(300).optional(), limit: queryInt(1, 100, 50),
+  q: storableText(254).optional(), cursor: z.string().max(300).optional(), limit: queryInt(1, 100, 50),
 }).strict();
 const roleBody = z.object({ role: z.enum(['user', 'admin']) }).strict();
 const planBody = z.object({ plan: z.string().min(1).max(64) }).strict();
 const rollbackBody = z.object({
   version: z.number().int().min(0),
-  message: z.string().trim().max(500).optional().describe('Why; the new version\'s message (default `rollback to VERSION`)'),
+  message: storableText(500).optional().describe('Why; the new version\'s message (default `rollback to VERSION`)'),
 }).strict();
 const explainBody = z.object({
   method: z.string().regex(/^[A-Za-z]{1,16}$/),

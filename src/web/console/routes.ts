@@ -34,7 +34,12 @@ export interface ConsolePagesDeps {
   usage: UsageService;
 }
 
-const str = (v: unknown, max = 254) => (typeof v === 'string' ? v.trim().slice(0, max) : '');
+/** A field's text; a NUL is refused as the API refuses it (storableText): PostgreSQL's text cannot hold one. */
+const str = (v: unknown, max = 254) => {
+  const text = typeof v === 'string' ? v.trim().slice(0, max) : '';
+  if (text.includes('\u0000')) throw new AppError('VALIDATION_FAILED', 'A field holds a NUL character, which no stored text can.');
+  return text;
+};
 /** A datetime-local field's value, read as UTC (the form says so). */
 function expiryOf(v: string): Date {
   const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(v) ? new Date(`${v}Z`) : null;

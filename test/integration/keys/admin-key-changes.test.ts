@@ -26,6 +26,12 @@ describe('API keys: an admin finds and changes anyone\'s key', () => {
     // The alert carries the whole key: its first characters find it as well.
     const byKey = await w.admin.client.get(`/api/admin/api-keys?q=${encodeURIComponent(w.created.key.slice(0, w.created.start.length))}`);
     expect(byKey.body.keys.map((k: { id: string }) => k.id)).to.deep.equal([w.created.id]);
+    // Copied from a page, where the start is followed by an ellipsis.
+    for (const shown of [`${w.created.start}\u2026`, `${w.created.start}...`]) {
+      const r = await w.admin.client.get(`/api/admin/api-keys?q=${encodeURIComponent(shown)}`);
+      expect(r.status, shown).to.equal(200);
+      expect(r.body.keys.map((k: { id: string }) => k.id), shown).to.deep.equal([w.created.id]);
+    }
     const byId = await w.admin.client.get(`/api/admin/api-keys?q=${w.created.id.slice(0, 8).toUpperCase()}`);
     expect(byId.body.keys.map((k: { id: string }) => k.id)).to.include(w.created.id);
     // A LIKE wildcard is a literal character here, not "anything".

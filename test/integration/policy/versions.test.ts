@@ -94,6 +94,9 @@ describe('policy versions', () => {
       // Versions 1 and 3 hold the same texts, so the same digest.
       expect(lines[0]!.split(' ')[2]).to.equal(lines[2]!.split(' ')[3]);
       expect((await cli('history', '--limit', '1')).out.trimEnd().split('\n')).to.have.length(1);
+      // A why, as the console's rollback takes one.
+      expect((await cli('rollback', '2', '--message', 'projects closed again')).out).to.include('as version 4');
+      expect((await versions()).at(-1)).to.deep.equal({ version: 4, message: 'projects closed again', applied_by: 'tester' });
     });
   });
 

@@ -101,6 +101,14 @@ describe('web: the console walk', function () {
       [`/admin/users/${other.user.id}/plan`, `Set the plan of ${other.user.email}`], [`/admin/keys/${key.id}/revoke`, 'Revoke this key?'],
       ['/admin/policy/rollback-0', 'Make version 0 live again?'], ['/settings/developers', 'Developers'],
     ];
+    // Every page the gateway serves under /admin (and Settings → Developers) is walked: a new console
+    // page without a line above fails here rather than going unchecked by axe.
+    const pagePaths = gw.routes.filter((r) => r.methods.includes('GET') && /^\/(admin|settings)(\/|$)/.test(r.path)).map((r) => r.path);
+    expect(pagePaths).to.include('/admin/policy/:action');
+    for (const route of pagePaths) {
+      const pattern = new RegExp(`^${route.replace(/:[A-Za-z]+/g, '[^/]+')}$`);
+      expect(pages.some(([path]) => pattern.test(path.split('?')[0]!)), `${route} is served but not walked`).to.equal(true);
+    }
     for (const [path, heading] of pages) {
       for (const [name, size] of Object.entries(viewports)) {
         await t.page.setViewportSize(size);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { useGateway, type TestGateway } from '../../support/gateway.ts';
-import { Client, signUp } from '../../support/http.ts';
+import { Client, signUp, signUpAdmin } from '../../support/http.ts';
 
 // What a newcomer meets first: the address in a browser, a mistyped page, an API route with no
 // upstream configured. Each answered raw JSON before.
@@ -39,6 +39,19 @@ describe('a newcomer with a browser', () => {
       expect(res.headers['content-type']).to.match(/^text\/html/);
       expect(res.text).to.match(/<h1>(Page not found|Page not available)<\/h1>/);
       expect(res.headers['content-security-policy']).to.contain("default-src 'none'");
+    });
+  });
+
+  describe('when a form is posted to a page that only answers GET', () => {
+    it('then a 405 page says so, with the Allow header, not a 404 that denies the page exists', async () => {
+      const { client } = await signUpAdmin(gw);
+      expect((await client.get('/admin', browser)).status).to.equal(200);
+      const res = await client.request('POST', '/admin', 'x=1', { ...browser, 'content-type': 'application/x-www-form-urlencoded' });
+      expect(res.status).to.equal(405);
+      expect(res.headers.allow).to.contain('GET');
+      expect(res.headers['content-type']).to.match(/^text\/html/);
+      expect(res.text).to.contain('<h1>This page does not take that request</h1>');
+      expect(res.text).to.contain(`<code class="request-id">${res.headers['x-request-id']}</code>`);
     });
   });
 

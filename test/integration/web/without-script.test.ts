@@ -67,6 +67,19 @@ describe('web: pages without script, and errors as pages', function () {
     expect(await signUpRegion().getByLabel('Password').getAttribute('aria-invalid')).to.equal('true');
   });
 
+  it('a sign-in whose e-mail holds NUL is the page again with the field marked, 400, not a fault', async () => {
+    const res = await fetch(`${gw.url}/sign-in`, {
+      method: 'POST', redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      body: 'email=ann%00%40example.com&password=correct+horse+battery',
+    });
+    expect(res.status).to.equal(400);
+    expect(res.headers.get('content-type')).to.match(/^text\/html/);
+    const text = await res.text();
+    expect(text).to.contain('Check the fields marked below.');
+    expect(text).to.contain('Enter your e-mail address, such as ann@example.com.');
+  });
+
   it('signing in returns to the console page asked for; a next that leaves the site is ignored', async () => {
     const u = await signedUpUser(gw);
     await gw.pool.query("UPDATE users SET role = 'admin' WHERE id = $1", [u.user.id]);
@@ -78,7 +91,10 @@ describe('web: pages without script, and errors as pages', function () {
     await page.waitForURL((url) => url.pathname === '/admin/users' && url.search === '?q=a');
 
     // Forged forms: only same-origin console or consent paths are followed.
-    for (const next of ['//evil.example/admin', 'https://evil.example/', '/admin\\@evil.example']) {
+    // Dot segments are resolved by the browser, plain or encoded: they would leave the console.
+    const forged = ['//evil.example/admin', 'https://evil.example/', '/admin\\@evil.example', '/admin/../../oauth/authorize?client_id=evil',
+      '/admin/%2e%2e/api/openapi.json', '/admin/users/.%2E/../settings/developers?x'];
+    for (const next of forged) {
       const res = await fetch(`${gw.url}/sign-in`, {
         method: 'POST', redirect: 'manual',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
@@ -86,6 +102,9 @@ describe('web: pages without script, and errors as pages', function () {
       });
       expect(res.status, next).to.equal(303);
       expect(res.headers.get('location'), next).to.equal('/settings/developers');
+      // A visitor already signed in is sent on at once, by the same rule.
+      const again = await u.client.get(`/sign-in?next=${encodeURIComponent(next)}`, { accept: 'text/html' });
+      expect(again.headers.location, next).to.equal('/settings/developers');
     }
   });
 
