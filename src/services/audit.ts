@@ -54,11 +54,18 @@ export function csvField(value: string | null): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
+/**
+ * An entry as both export formats write it: `actor` says who acted for the person reading it,
+ * `cli` or the acting person's e-mail (the list API keeps `actor` to `cli` or null beside `actorEmail`).
+ */
+const exportView = (r: AuditRow): AuditEntryView => {
+  const e = auditView(r);
+  return { ...e, actor: e.actor ?? e.actorEmail };
+};
+
 function csvRow(e: AuditEntryView): string {
   const cells: Record<(typeof CSV_COLUMNS)[number], string | null> = {
     ...e, changes: e.changes ? e.changes.join(' ') : null, detail: e.detail ? JSON.stringify(e.detail) : null,
-    // Who acted, for the person reading the sheet: `cli`, else the acting person's e-mail.
-    actor: e.actor ?? e.actorEmail,
   };
   return `${CSV_COLUMNS.map((c) => csvField(cells[c])).join(',')}\r\n`;
 }
@@ -73,7 +80,7 @@ export function createAuditService({ pool }: { pool: Queryable }): AuditService 
       const rows = await listAuditEntries(pool, EXPORT_BATCH, cursor, filter);
       if (rows.length === 0) return;
       // One chunk per batch: the stream's buffer holds at most a batch while the client reads.
-      yield rows.map((r) => (format === 'csv' ? csvRow(auditView(r)) : `${JSON.stringify(auditView(r))}\n`)).join('');
+      yield rows.map((r) => (format === 'csv' ? csvRow(exportView(r)) : `${JSON.stringify(exportView(r))}\n`)).join('');
       if (rows.length < EXPORT_BATCH) return;
       cursor = rows[rows.length - 1]!.id;
     }

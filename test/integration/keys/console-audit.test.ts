@@ -73,6 +73,23 @@ describe('the console: audit kinds, users and the audit export', () => {
     expect(listed[0]).to.include({ ownerEmail: owner.user.email, actorEmail: owner.user.email });
   });
 
+  it('both exports name a person who acted by e-mail in actor, and the command line as cli', async () => {
+    const admin = await signUpAdmin(gw);
+    const owner = await signUp(gw.url);
+    const key = (await owner.client.post('/api/api-keys', { name: 'k' })).body;
+    expect((await admin.client.request('PATCH', `/api/admin/api-keys/${key.id}`, { enabled: false })).status).to.equal(200);
+    const filter = `type=API_KEY_UPDATED&owner=${encodeURIComponent(owner.user.email)}`;
+    const nd = await (await fetch(`${gw.url}/api/admin/audit-log/export?format=ndjson&${filter}`, { headers: cookieOf(admin.client) })).text();
+    const entries = nd.trimEnd().split('\n').map((l) => JSON.parse(l) as { actor: string | null; actorEmail: string | null });
+    expect(entries).to.have.length(1);
+    expect(entries[0]).to.include({ actor: admin.user.email, actorEmail: admin.user.email });
+    const csv = (await (await fetch(`${gw.url}/api/admin/audit-log/export?format=csv&${filter}`, { headers: cookieOf(admin.client) })).text()).split('\r\n');
+    expect(csv[1]!.split(',')[3]).to.equal(admin.user.email);
+    // The list API keeps actor to `cli` or null, beside actorEmail.
+    const listed = (await admin.client.get(`/api/admin/audit-log?${filter}`)).body.entries;
+    expect(listed[0]).to.include({ actor: null, actorEmail: admin.user.email });
+  });
+
   it('users are searched by e-mail prefix and paginated', async () => {
     const admin = await signUpAdmin(gw);
     const tag = `pfx${Date.now()}`;
