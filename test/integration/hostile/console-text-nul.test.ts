@@ -69,4 +69,16 @@ describe('hostile: NUL in the console’s filters and rollback message', functio
       expect([await versions(), await rollbacks()]).to.deep.equal([v, a]);
     });
   });
+
+  describe('when the sign-in API gets an e-mail holding NUL', () => {
+    it('then it is a 400 problem naming the field, not a 500', async () => {
+      const r = await fetch(`${gw.url}/api/auth/sign-in/email`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'a\u0000b@x.test', password: 'whatever it is' }),
+      });
+      expect(r.status).to.equal(400);
+      const body = await r.json() as { code: string; errors: { message: string }[] };
+      expect(body.code).to.equal('VALIDATION_FAILED');
+      expect(body.errors.map((e) => e.message)).to.include('must not contain control characters');
+    });
+  });
 });
