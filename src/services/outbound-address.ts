@@ -35,6 +35,7 @@ const IPV6_SPECIAL: readonly [string, number][] = [
   ['2001::', 23], // protocol assignments (Teredo among them)
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4: embeds an IPv4 address
+  ['3fff::', 20], // documentation, the second prefix (RFC 9637)
   ['fc00::', 7], // unique local (private)
   ['fe80::', 10], // link-local
   ['fec0::', 10], // the old site-local
