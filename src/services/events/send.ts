@@ -58,11 +58,14 @@ export function createSender(opts: { allowPrivateAddresses: boolean; deadlineMs?
     async send(url, headers, body) {
       const started = performance.now();
       const took = () => Math.round(performance.now() - started);
-      const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+      const target = new URL(url);
+      const host = target.hostname.replace(/^\[|\]$/g, '');
+      const refused = (error: string) => ({ ok: false, status: null, durationMs: took(), error, response: null });
+      // Judged at each attempt, not only when the URL was stored: an endpoint registered while
+      // private addresses were allowed is held to the rule once they are not.
+      if (!opts.allowPrivateAddresses && target.protocol !== 'https:') return refused(`${target.protocol} is not https`);
       // A literal address is connected to without a lookup, so it is judged here.
-      if (!opts.allowPrivateAddresses && isIP(host) && !isPublicAddress(host)) {
-        return { ok: false, status: null, durationMs: took(), error: `${host} is not a public address`, response: null };
-      }
+      if (!opts.allowPrivateAddresses && isIP(host) && !isPublicAddress(host)) return refused(`${host} is not a public address`);
       let res: Dispatcher.ResponseData;
       try {
         res = await request(url, {
