@@ -6,7 +6,7 @@ import { insertAuditEntry } from '../../store/audit.ts';
 import { logTaskFailure } from '../../store/outage.ts';
 import { signedHeaders } from './signing.ts';
 import { ATTEMPT_DEADLINE_MS, createSender } from './send.ts';
-import { durationMs } from './duration.ts';
+import { durationMs } from '../../config/duration.ts';
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 
