@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { durationMs } from './duration.ts';
 
 // What keygate.yaml may say, as one zod schema; src/config.ts reads the file and the environment.
 
@@ -7,6 +8,11 @@ const POSITIVE_INT = { error: 'expected a positive integer' };
 const positiveInt = z.number(POSITIVE_INT).int(POSITIVE_INT).positive(POSITIVE_INT);
 /** A span written as a number and a unit: `500ms`, `1s`, `5m`, `2h`, `5d`. */
 const duration = z.string().regex(/^[1-9][0-9]{0,8}(ms|s|m|h|d)$/, 'a duration such as 5s, 5m, 2h or 5d');
+/**
+ * A webhook span, added to and taken from now() in the database: ten years at most, well within
+ * what PostgreSQL's interval holds (999999999d is not, and every failed attempt's write failed).
+ */
+const webhookSpan = duration.refine((text) => !/^\d+(ms|s|m|h|d)$/.test(text) || durationMs(text) <= durationMs('3650d'), 'at most 3650d');
 // Where GitHub publishes the keys that sign its secret-scanning reports.
 const GITHUB_SCANNING_KEYS_URL = 'https://api.github.com/meta/public_keys/secret_scanning';
 
@@ -160,9 +166,9 @@ export const configSchema = z
     webhooks: z
       .object({
         // Waits between a failed delivery and its next attempt; past the last one it is failed.
-        retrySchedule: z.array(duration).min(1).max(20).default(['5s', '5m', '30m', '2h', '5h', '10h', '10h']),
+        retrySchedule: z.array(webhookSpan).min(1).max(20).default(['5s', '5m', '30m', '2h', '5h', '10h', '10h']),
         // An endpoint whose deliveries have all failed this long is disabled.
-        disableAfter: duration.default('5d'),
+        disableAfter: webhookSpan.default('5d'),
         // http and loopback or private addresses let through: for tests and local receivers only.
         allowPrivateAddresses: z.boolean().default(false),
       })

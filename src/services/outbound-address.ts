@@ -32,9 +32,12 @@ const IPV6_SPECIAL: readonly [string, number][] = [
   ['64:ff9b::', 96], // NAT64: reaches any IPv4 address, private ones included
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard
+  ['100:0:0:1::', 64], // the dummy prefix (IANA special-purpose registry): not globally reachable
   ['2001::', 23], // protocol assignments (Teredo among them)
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4: embeds an IPv4 address
+  ['3fff::', 20], // documentation, the second prefix (RFC 9637)
+  ['5f00::', 16], // segment routing (SRv6) SIDs (RFC 9602): inside one operator's network only
   ['fc00::', 7], // unique local (private)
   ['fe80::', 10], // link-local
   ['fec0::', 10], // the old site-local

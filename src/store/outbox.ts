@@ -31,8 +31,15 @@ export async function insertEventFor(db: Queryable, endpointId: string, e: { id:
   );
 }
 
-/** Events older than `before` go, with their deliveries and attempts. */
+/**
+ * Events older than `before` go, with their deliveries and attempts, unless an attempt was made
+ * since (a redelivery): every attempt's log is kept its full time, so its event stays until then.
+ */
 export async function pruneEvents(db: Queryable, before: Date): Promise<number> {
-  const { rowCount } = await db.query('DELETE FROM events WHERE created_at < $1', [before]);
+  const { rowCount } = await db.query(
+    `DELETE FROM events e WHERE e.created_at < $1
+        AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.event_id = e.id AND a.at >= $1)`,
+    [before],
+  );
   return rowCount ?? 0;
 }

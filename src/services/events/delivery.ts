@@ -6,7 +6,7 @@ import { insertAuditEntry } from '../../store/audit.ts';
 import { logTaskFailure } from '../../store/outage.ts';
 import { signedHeaders } from './signing.ts';
 import { ATTEMPT_DEADLINE_MS, createSender } from './send.ts';
-import { durationMs } from './duration.ts';
+import { durationMs } from '../../config/duration.ts';
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 
@@ -25,7 +25,7 @@ export interface DeliveryDeps {
   pollMs?: number;
   /** Attempts one endpoint may have in flight on this instance, so a slow one holds few slots. */
   perEndpoint?: number;
-  /** Attempts in flight on this instance, all endpoints together. */
+  /** Attempts in flight on this instance, all endpoints together (and past it, one for each endpoint that has none). */
   maxInFlight?: number;
 }
 
@@ -89,10 +89,14 @@ export function createDeliveryWorker({ pool, config, logger, onOutcome, pollMs =
   }
 
   async function claimAndLaunch(): Promise<void> {
+    if (stopping) return;
     const free = maxInFlight - inFlight.size;
-    if (stopping || free <= 0) return;
+    // With every slot taken (slow endpoints can hold them all, `perEndpoint` each, for a deadline),
+    // an endpoint with nothing in flight here still gets one attempt, beyond the cap: a slow endpoint
+    // never holds back another. In flight at most: maxInFlight and one per endpoint.
+    const share = free > 0 ? { limit: free, perEndpoint } : { limit: maxInFlight, perEndpoint: 1 };
     // Held past the attempt's deadline and the write that settles it.
-    const rows = await claimDue(pool, { limit: free, perEndpoint, busy, holdMs: ATTEMPT_DEADLINE_MS + 20_000 });
+    const rows = await claimDue(pool, { ...share, busy, holdMs: ATTEMPT_DEADLINE_MS + 20_000 });
     for (const row of rows) launch(row);
   }
 

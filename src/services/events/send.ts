@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { isPublicAddress, publicOnlyLookup } from './address-guard.ts';
 import type { AttemptResult } from '../../store/webhook-claims.ts';
 
@@ -12,6 +12,32 @@ export const ATTEMPT_DEADLINE_MS = 10_000;
 
 /** The log's text columns hold no NUL: an answer (or an error) carrying one is kept with U+FFFD in its place. */
 const loggable = (text: string): string => text.replaceAll('\u0000', '\ufffd');
+
+/** Why an attempt had no answer: its deadline passed, or the connection failed (the reason, shortened). */
+function failure(err: unknown, deadlineMs: number): string {
+  const e = err as Error & { cause?: { message?: string } };
+  const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
+  return loggable((timedOut ? `no answer within ${deadlineMs} ms` : (e.cause?.message ?? e.message)).slice(0, 500));
+}
+
+/**
+ * Reads an answer to MAX_ANSWER_BYTES at most, and only until the attempt's deadline (the request's
+ * signal ends the body too); leaving early destroys the body, so nothing more is read or waited for.
+ */
+async function readAnswer(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= MAX_ANSWER_BYTES) break;
+    }
+  } catch {
+    // The deadline passed, or the connection broke, mid-answer: what arrived is kept.
+  }
+  return Buffer.concat(chunks);
+}
 
 export interface Sender {
   send(url: string, headers: Record<string, string>, body: string): Promise<AttemptResult>;
@@ -32,33 +58,28 @@ export function createSender(opts: { allowPrivateAddresses: boolean; deadlineMs?
     async send(url, headers, body) {
       const started = performance.now();
       const took = () => Math.round(performance.now() - started);
-      const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+      const target = new URL(url);
+      const host = target.hostname.replace(/^\[|\]$/g, '');
+      const refused = (error: string) => ({ ok: false, status: null, durationMs: took(), error, response: null });
+      // Judged at each attempt, not only when the URL was stored: an endpoint registered while
+      // private addresses were allowed is held to the rule once they are not.
+      if (!opts.allowPrivateAddresses && target.protocol !== 'https:') return refused(`${target.protocol} is not https`);
       // A literal address is connected to without a lookup, so it is judged here.
-      if (!opts.allowPrivateAddresses && isIP(host) && !isPublicAddress(host)) {
-        return { ok: false, status: null, durationMs: took(), error: `${host} is not a public address`, response: null };
-      }
+      if (!opts.allowPrivateAddresses && isIP(host) && !isPublicAddress(host)) return refused(`${host} is not a public address`);
+      let res: Dispatcher.ResponseData;
       try {
-        const res = await request(url, {
+        res = await request(url, {
           method: 'POST', dispatcher: agent, body, signal: AbortSignal.timeout(deadlineMs),
           headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'keygate-webhooks' },
         });
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of res.body as AsyncIterable<Buffer>) {
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size >= MAX_ANSWER_BYTES) break;
-        }
-        // Leaving the loop early (a huge answer) destroys the body; nothing more is read.
-        const answer = loggable(Buffer.concat(chunks).subarray(0, LOGGED_ANSWER_BYTES).toString('utf8'));
-        const ok = res.statusCode >= 200 && res.statusCode < 300;
-        return { ok, status: res.statusCode, durationMs: took(), error: ok ? null : `answered ${res.statusCode}`, response: answer };
       } catch (err) {
-        const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
-        const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
-        const why = timedOut ? `no answer within ${deadlineMs} ms` : (e.cause?.message ?? e.message);
-        return { ok: false, status: null, durationMs: took(), error: loggable(why.slice(0, 500)), response: null };
+        return { ok: false, status: null, durationMs: took(), error: failure(err, deadlineMs), response: null };
       }
+      // The status decides: a 2xx that arrived within the deadline is delivered, even when the rest
+      // of its answer is slow or cut off; what arrived of the answer by then is what is logged.
+      const answer = loggable((await readAnswer(res.body)).subarray(0, LOGGED_ANSWER_BYTES).toString('utf8'));
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      return { ok, status: res.statusCode, durationMs: took(), error: ok ? null : `answered ${res.statusCode}`, response: answer };
     },
     close: () => agent.close(),
   };

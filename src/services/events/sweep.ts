@@ -6,7 +6,7 @@ import { recordChange } from './record.ts';
 
 /** `key.expiring` is said this long before a key's expiry. */
 export const EXPIRY_WARNING_MS = 7 * 24 * 60 * 60 * 1000;
-/** Events, their deliveries and every attempt's log are kept this long. */
+/** Events, their deliveries and every attempt's log are kept this long (an event as long as its newest attempt). */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**

@@ -35,12 +35,19 @@ const view = (r: store.EndpointRow): EndpointView => ({
   disabledReason: r.disabled_reason, createdAt: r.created_at.toISOString(),
 });
 
-/** PostgreSQL text holds no NUL: a description with one is bad input, refused before anything is written. */
+/** Half of a UTF-16 surrogate pair, alone: no character (with the u flag a whole pair is one code point). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * PostgreSQL text holds no NUL, and half a surrogate pair would be stored as U+FFFD, changing what
+ * was sent: either is bad input, refused before anything is written.
+ */
 function checkDescription(description: string | undefined): void {
-  if (description?.includes('\u0000')) {
-    const errors = [{ path: 'description', message: 'must not contain NUL' }];
-    throw new AppError('VALIDATION_FAILED', 'The description must not contain NUL.', { errors });
-  }
+  const refuse = (message: string) => {
+    throw new AppError('VALIDATION_FAILED', `The description ${message}.`, { errors: [{ path: 'description', message }] });
+  };
+  if (description?.includes('\u0000')) refuse('must not contain NUL');
+  if (description !== undefined && LONE_SURROGATE.test(description)) refuse('must be well-formed Unicode');
 }
 
 /** A type named twice is wanted once: the list is kept in its first order, each type once. */
