@@ -6,13 +6,14 @@ import type { GatewayContext, GatewayState } from '../state.ts';
 import { KEY_ROUTE, serve, type Operation } from '../operation.ts';
 import * as s from '../openapi-schemas.ts';
 import type { KeyVariant } from '../../config.ts';
-import { requestMeta } from './auth.ts';
+import { requestMeta, wellFormed } from './auth.ts';
 import { requireUser } from './callers.ts';
 
 export const name = z.string().trim()
   .min(1, 'must not be empty')
   .max(64, 'at most 64 characters')
-  .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
+  .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+  .refine(wellFormed, 'must be well-formed Unicode');
 // Only the shape is checked here; which scopes and actions exist is the policy's scopes file, read
 // by the key service at the time of the create.
 const permissions = z.record(z.string().max(64), z.array(z.string().max(64)).max(32))

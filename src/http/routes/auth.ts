@@ -10,9 +10,12 @@ import * as s from '../openapi-schemas.ts';
 import { requireSessionCaller, requireUser } from './callers.ts';
 
 export const email = z.string().trim().toLowerCase().pipe(z.email()).pipe(z.string().max(254));
+/** No half of a surrogate pair alone: PostgreSQL would store it as U+FFFD, changing what was sent. */
+export const wellFormed = (v: string): boolean => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v);
 // Text that lands in the database: PostgreSQL refuses NUL, and control characters have no place in a name.
 export const text = (max: number) =>
-  z.string().trim().min(1).max(max).regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
+  z.string().trim().min(1).max(max).regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+    .refine(wellFormed, 'must be well-formed Unicode');
 export const signUpBody = z.object({ email, password: passwordRule, name: text(100) }).strict();
 export const signInBody = z.object({
   // Looked up in PostgreSQL, which refuses NUL: a 400 that says so, not a 500.

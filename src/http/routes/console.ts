@@ -10,7 +10,7 @@ import { queryInt } from '../query-int.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { serve, type Operation } from '../operation.ts';
 import * as s from '../console-schemas.ts';
-import { requestMeta } from './auth.ts';
+import { requestMeta, wellFormed } from './auth.ts';
 import { requireAdmin, theAdmin } from '../admin-only.ts';
 
 // The operator console's API. The policy keeps /api/admin/** to admin sessions, and the router's
@@ -29,7 +29,7 @@ const versionParam = (ctx: GatewayContext): number => {
  */
 export const storableText = (max: number) => z.string().trim().max(max)
   .regex(/^[^\u0000]*$/, 'must not contain NUL')
-  .refine((v) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v), 'must be well-formed Unicode');
+  .refine(wellFormed, 'must be well-formed Unicode');
 
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date, YYYY-MM-DD')
   .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'not a calendar date');

@@ -81,4 +81,22 @@ describe('hostile: NUL in the console’s filters and rollback message', functio
       expect(body.errors.map((e) => e.message)).to.include('must not contain control characters');
     });
   });
+
+  describe('when a key name or a user name holds half a surrogate pair', () => {
+    it('then it is a 400 problem and nothing is stored (PostgreSQL would have kept U+FFFD instead)', async () => {
+      const signUpReply = await fetch(`${gw.url}/api/auth/sign-up/email`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: '{"email":"half@example.test","password":"correct horse battery","name":"\\ud800x"}',
+      });
+      expect(signUpReply.status).to.equal(400);
+      expect((await gw.pool.query("SELECT 1 FROM users WHERE email = 'half@example.test'")).rowCount).to.equal(0);
+      const keys = async () => (await gw.pool.query('SELECT count(*)::int AS n FROM apikeys')).rows[0].n as number;
+      const before = await keys();
+      // JSON.stringify writes the lone half as the escape \ud800.
+      const r = await admin.post('/api/api-keys', { name: '\ud800x' });
+      expect(r.status, r.text).to.equal(400);
+      expect(r.body.errors.map((e: { message: string }) => e.message)).to.include('must be well-formed Unicode');
+      expect(await keys()).to.equal(before);
+    });
+  });
 });
