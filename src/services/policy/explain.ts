@@ -11,6 +11,8 @@ export interface Explanation {
   decidedBy: PolicyRule | undefined;
   /** The other lines whose matcher holds for the request, in file order. */
   alsoMatched: PolicyRule[];
+  /** The path the decision was made on: the one asked, lowered, or the route without its suffix. */
+  decidedOn: string;
 }
 
 export function explain(engine: PolicyEngine, subject: PolicySubject, method: string, path: string): Explanation {
@@ -21,5 +23,6 @@ export function explain(engine: PolicyEngine, subject: PolicySubject, method: st
     decision,
     decidedBy: decision.ruleId ? engine.rule(decision.ruleId) : undefined,
     alsoMatched: engine.matchingRules(subject, method, decidedOn).filter((r) => r.id !== decision.ruleId),
+    decidedOn,
   };
 }
