@@ -6,7 +6,7 @@
 // (deny overrides; the first matching deny in file order, else the last matching allow, decides).
 import { RegExpParser } from '@eslint-community/regexpp';
 import {
-  compileMethodPattern, compilePathPattern, EXCEPT, parseCondition, permTerm, PROBE_METHODS, SUBJECTS, type PathMatcher,
+  compileMethodPattern, compilePathPattern, EXCEPT, matchesOneSegment, parseCondition, permTerm, PROBE_METHODS, SUBJECTS, type PathMatcher,
 } from './patterns.ts';
 import type { PolicyRule } from './rules.ts';
 
@@ -112,7 +112,7 @@ class PathIndex {
     const segs = line.segments;
     const last = segs[segs.length - 1] === '**';
     let n = this.root;
-    for (const seg of last ? segs.slice(0, -1) : segs) n = seg === '*' || seg.startsWith(':') ? (n.one ??= node()) : literalChild(n, seg);
+    for (const seg of last ? segs.slice(0, -1) : segs) n = matchesOneSegment(seg) ? (n.one ??= node()) : literalChild(n, seg);
     (last ? n.rest : n.end).push(line);
   }
 

@@ -13,6 +13,9 @@ export class PatternError extends Error {
 
 const SEGMENT_PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Whether a glob's segment matches any one segment (`*`, `:name`); any other is literal (`:key-id` too). */
+export const matchesOneSegment = (seg: string): boolean => seg === '*' || SEGMENT_PARAM.test(seg);
+
 /** What a path pattern compiles to: a test of a canonical path. */
 export interface PathMatcher {
   test(path: string): boolean;
@@ -31,7 +34,7 @@ function compileGlob(pattern: string): PathMatcher {
       if (i !== raw.length - 1) throw new PatternError('** may only be the last segment');
       return { kind: 'rest' };
     }
-    if (seg === '*' || SEGMENT_PARAM.test(seg)) return { kind: 'one' };
+    if (matchesOneSegment(seg)) return { kind: 'one' };
     if (seg === '') throw new PatternError('empty segment (// or a trailing slash) never matches a canonical path');
     if (seg === '.' || seg === '..') throw new PatternError(`a "${seg}" segment never matches a canonical path`);
     if (/[*?#\s]/.test(seg)) {

@@ -1,6 +1,6 @@
 // What a refused caller is told, found from the policy alone. The HTTP middleware and the MCP tools
 // both ask here, so neither has its own idea of who may do what or of how a refusal reads.
-import type { PolicyEngine, PolicySubject } from './engine.ts';
+import type { Decision, PolicyEngine, PolicySubject } from './engine.ts';
 import { heldAtoms, permissionWords, type Permissions } from './scopes.ts';
 import { gatewayRoutes } from './routes.ts';
 
@@ -75,19 +75,26 @@ export function unsuffixedPaths(path: string): string[] {
   return out;
 }
 
+/**
+ * The decision the gateway enforces for a request, and the path it was made on: the path as spelled,
+ * unless it is allowed and the route without a suffix is refused, whose refusal then wins. The
+ * request path and `policy explain` both ask here, so they name the same line.
+ */
+export function decisionAsServed(
+  engine: Pick<PolicyEngine, 'decide'>, subject: PolicySubject, method: string, path: string,
+): { decision: Decision; path: string } {
+  const d = engine.decide(subject, method, path);
+  for (const bare of d.allowed ? unsuffixedPaths(path) : []) {
+    const without = engine.decide(subject, method, bare);
+    if (!without.allowed) return { decision: without, path: bare };
+  }
+  return { decision: d, path };
+}
+
 export function refusalOf(
   engine: PolicyEngine, caller: PolicyCaller, method: string, path: string, channel: 'http' | 'mcp' = 'http',
 ): Refusal | null {
-  const subject = subjectOf(caller, channel);
-  let d = engine.decide(subject, method, path);
-  // Allowed as spelled, yet refused without a suffix: the refusal of the route without it wins.
-  for (const bare of d.allowed ? unsuffixedPaths(path) : []) {
-    const without = engine.decide(subject, method, bare);
-    if (!without.allowed) {
-      d = without;
-      break;
-    }
-  }
+  const d = decisionAsServed(engine, subjectOf(caller, channel), method, path).decision;
   if (d.allowed) return null;
   if (caller.kind === 'anonymous') return { code: 'UNAUTHENTICATED', detail: 'Sign in or send an API key in the x-api-key header.' };
   if (caller.kind === 'key' || caller.kind === 'grant') {

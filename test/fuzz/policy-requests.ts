@@ -9,7 +9,8 @@ import type { PolicyRule } from '../../src/policy/rules.ts';
 
 export interface Ask { subject: PolicySubject; method: string; path: string }
 
-const segment = fc.constantFrom('x', 'x-1', '0123abcd', 'deadbeef', 'v1', 'v22', 'private', 'admin', 'public', 'run', 'items', 'a00', 's01', 'X', '%2e', 'x.json', '');
+const segment = fc.constantFrom('x', 'x-1', '0123abcd', 'deadbeef', 'v1', 'v22', 'private', 'admin', 'public', 'run', 'items', 'a00', 's01', 'X', '%2e', 'x.json', '',
+  ':key-id', ':id', 'é', '%2f', '%2E%2e', 'a;b', '%00', '%C0%AE');
 
 /** One concrete path a glob or regular expression of the line covers (or nearly: a filler may miss). */
 function pathFor(pattern: string, fill: readonly string[], pick: number): string {
@@ -36,6 +37,10 @@ function oddly(path: string, how: number, extra: string): string {
     case 5: return `${path}.json`;
     case 6: return path.slice(1);
     case 7: return `${path}/../${extra}`;
+    case 8: return `${path};${extra}`;
+    // Many segments: deeper than any pattern, so every walk of the index runs out of lines first.
+    case 9: return `${path}${'/x'.repeat(64)}`;
+    case 10: return `${path}/**`;
     default: return path;
   }
 }
@@ -64,7 +69,7 @@ export function requests(rules: readonly PolicyRule[], permissions: readonly str
       line: fc.nat(rules.length - 1),
       fill: fc.array(segment, { minLength: 1, maxLength: 4 }),
       pick: fc.nat(11),
-      how: fc.nat(15),
+      how: fc.nat(18),
       loose: fc.nat(7),
     })
     .map(({ subject, method, line, fill, pick, how, loose }) => {

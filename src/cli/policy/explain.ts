@@ -75,7 +75,7 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
   const { engine, policyPath } = await policyLoader(io)(files.policy, files.model, files.scopes);
   const subject = subjectFrom(values.subject, values.permissions, values.role, engine.scopes);
   const file = display(io, policyPath);
-  const { decision: d, decidedBy, alsoMatched } = explain(engine, subject, method, path);
+  const { decision: d, decidedBy, alsoMatched, decidedOn } = explain(engine, subject, method, path);
   if (values.json) {
     const line = (r: PolicyRule) => ({ id: r.id, line: r.line, text: formatRule(r) });
     io.stdout(`${JSON.stringify({
@@ -93,6 +93,8 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
 
   io.stdout(`${subjectLabel(subject)} ${method} ${path} (policy ${file})\n`);
   io.stdout(`decision: ${d.allowed ? 'allow' : 'deny'}\n`);
+  // As the gateway decides it: letters lowered, and a suffix (`.json`) refused as the route without it.
+  if (decidedOn !== path) io.stdout(`decided as: ${decidedOn}\n`);
   io.stdout(decidedBy
     ? `decided by: ${file}:${decidedBy.line}  ${formatRule(decidedBy)}\n`
     : 'decided by: no line matched; what no line allows is denied\n');

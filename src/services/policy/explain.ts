@@ -2,6 +2,7 @@
 // that matched. Worded by the caller (the CLI prints it; an admin page would show it), decided here
 // once, by the same engine that enforces.
 import type { Decision, PolicyEngine, PolicySubject } from '../../policy/engine.ts';
+import { decisionAsServed, policyPath } from '../../policy/refusal.ts';
 import type { PolicyRule } from '../../policy/rules.ts';
 
 export interface Explanation {
@@ -10,13 +11,18 @@ export interface Explanation {
   decidedBy: PolicyRule | undefined;
   /** The other lines whose matcher holds for the request, in file order. */
   alsoMatched: PolicyRule[];
+  /** The path the decision was made on: the one asked, lowered, or the route without its suffix. */
+  decidedOn: string;
 }
 
 export function explain(engine: PolicyEngine, subject: PolicySubject, method: string, path: string): Explanation {
-  const decision = engine.decide(subject, method, path);
+  // Decided as the request path decides it: on the path as the policy reads it (letters lowered),
+  // and by the route without a suffix when that one refuses (`pending.json` as `pending`).
+  const { decision, path: decidedOn } = decisionAsServed(engine, subject, method, policyPath(path, '/api'));
   return {
     decision,
     decidedBy: decision.ruleId ? engine.rule(decision.ruleId) : undefined,
-    alsoMatched: engine.matchingRules(subject, method, path).filter((r) => r.id !== decision.ruleId),
+    alsoMatched: engine.matchingRules(subject, method, decidedOn).filter((r) => r.id !== decision.ruleId),
+    decidedOn,
   };
 }

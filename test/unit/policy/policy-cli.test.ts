@@ -14,6 +14,16 @@ describe('keygate policy explain', () => {
     });
   });
 
+  describe('when the path carries a suffix or capitals the gateway reads past', () => {
+    it('then it names the line the gateway decides by, on the path it decides', async () => {
+      const r = await runCli(['explain', '--subject', 'key', '--method', 'GET', '--path', '/api/billing/subscription/Pending.JSON', '--variant', 'A']);
+      expect(r.out).to.include('decision: deny\ndecided as: /api/billing/subscription/pending\n');
+      expect(r.out).to.match(/^decided by: policies\/variant-a\.csv:\d+  p, key, \*, \.\*, \/api\/billing\/subscription\/pending, deny, key\.billing-pending$/m);
+      const json = JSON.parse((await runCli(['explain', '--subject', 'session', '--method', 'DELETE', '--path', '/API/Admin/Users', '--variant', 'A', '--json'])).out);
+      expect(json.decidedBy.id).to.equal('session.admin-needs-role');
+    });
+  });
+
   describe('when no permission would allow the key', () => {
     it('then it says only a signed-in session can', async () => {
       const r = await runCli(['explain', '--subject', 'key', '--permissions', 'ai,mcp', '--method', 'PUT', '--path', '/api/ai/settings', '--variant', 'A']);
