@@ -58,7 +58,10 @@ export interface PolicyService {
   readonly loaded: LoadedPolicy;
   /** Writes the files into an empty store, then puts the stored policy in force. */
   bootstrap(): Promise<BootResult>;
-  /** The stored policy again; the latest reload started wins, a failed one keeps the policy in force. */
+  /**
+   * The stored policy again, read after the call: one reload at a time, a call meanwhile is served by
+   * the next one. A failed reload keeps the policy in force.
+   */
   reload(): Promise<void>;
   /**
    * Reloads when the live version (or candidate) differs from the one loaded, or the last load
@@ -104,8 +107,11 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
   const scopesOf = (text: string | null, what: string): ScopeCatalog => (text ? parseScopes(text, what) : fileScopes!);
   // A signal before the first read asks for a reload right after it.
   let reloadWanted = false;
-  // Reloads can overlap; only the latest one started may swap its engine in.
-  let reloadSeq = 0;
+  // One reload at a time. One asked for while another runs waits for it and then reads the store
+  // afresh, shared by every caller who asked meanwhile: the newest state always ends in force, and
+  // a build slower than the schedule that asks for reloads can never be superseded forever.
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
 
   const holder: PolicyHolder = {
     get current(): PolicyEngine {
@@ -152,23 +158,34 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
 
   // A reload builds a whole new engine and swaps it in one assignment: no request is decided
   // against a half-loaded policy.
-  const reload = async (): Promise<void> => {
-    if (!engine || modelText === null) {
-      reloadWanted = true;
-      return;
-    }
-    const seq = ++reloadSeq;
+  const reloadOnce = async (text: string): Promise<void> => {
     try {
-      const [state, stored] = await Promise.all([readState(), readStoredPolicy(pool, modelText, readRules)]);
-      const swap = await build(stored, state.live, state.cand, modelText);
-      if (seq !== reloadSeq) return;
+      const [state, stored] = await Promise.all([readState(), readStoredPolicy(pool, text, readRules)]);
+      const swap = await build(stored, state.live, state.cand, text);
       const was = loaded.lagReason;
       swap();
       if (was !== null) logger?.warn({ version: loaded.version }, 'policy reload recovered: the live version is in force again');
       else logger?.info('policy reloaded');
     } catch (err) {
-      if (seq === reloadSeq) lagging(err);
+      lagging(err);
     }
+  };
+
+  const reload = (): Promise<void> => {
+    if (!engine || modelText === null) {
+      reloadWanted = true;
+      return Promise.resolve();
+    }
+    const text = modelText;
+    if (!running) {
+      running = reloadOnce(text).finally(() => void (running = null));
+      return running;
+    }
+    queued ??= running.then(() => {
+      queued = null;
+      return reload();
+    });
+    return queued;
   };
 
   // Retried every check, so the reason is logged when it changes, not on every attempt.

@@ -53,7 +53,7 @@ describe('policy service', () => {
     expect(reads).to.equal(1);
   });
 
-  it('when two reloads overlap, then the one started last wins even if the first finishes later', async () => {
+  it('when a reload is asked for while another runs, then it reads the store after that one: the newest policy ends in force', async () => {
     let holdFirst!: () => void;
     const firstHeld = new Promise<void>((ok) => (holdFirst = ok));
     let firstRead!: () => void;
@@ -76,11 +76,35 @@ describe('policy service', () => {
     const first = svc.reload();
     await firstReadDone;
     await applyPolicy(pool, await readPolicyFiles({ model: MODEL, file: closedPolicy }), { by: 'test', message: '' });
-    await svc.reload();
-    expect(projectsOpen(svc)).to.equal(false);
+    const second = svc.reload();
     holdFirst();
     await first;
+    await second;
     expect(projectsOpen(svc)).to.equal(false);
+    expect(calls).to.equal(2);
+  });
+
+  it('when reloads are asked for faster than one completes, then the newest policy still comes into force while they go on', async () => {
+    // Each read waits on PostgreSQL for 200 ms: a store (or a build) slower than the schedule asking.
+    let slow = false;
+    const svc = createPolicyService({
+      pool,
+      files: { model: MODEL, file: VARIANT_A },
+      readRules: async (p, m) => {
+        if (slow) await p.query('SELECT pg_sleep(0.2)');
+        return readStoredRules(p, m);
+      },
+    });
+    await svc.bootstrap();
+    slow = true;
+    await applyPolicy(pool, await readPolicyFiles({ model: MODEL, file: closedPolicy }), { by: 'test', message: '' });
+    const asked: Promise<void>[] = [];
+    // A reload asked for on every look, every 50 ms: each would have superseded the one before.
+    await until('the applied policy in force while reloads keep coming', () => {
+      asked.push(svc.reload());
+      return !projectsOpen(svc);
+    }, 3_000, 50);
+    await Promise.all(asked);
   });
 
   it('when a reload fails, then the policy in force stays', async () => {
