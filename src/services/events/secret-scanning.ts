@@ -25,7 +25,8 @@ export interface SecretScanningDeps {
   keysUrl: string;
   /** The key prefix keygate issues (`key_`): a token without it is not ours. */
   prefix: string;
-  revokeLeaked: (keyId: string, leak: Leak) => Promise<boolean>;
+  /** Revokes the keys named (id → where each was found) in one change. */
+  revokeLeaked: (leaks: ReadonlyMap<string, Leak>) => Promise<unknown>;
   nowMs?: () => number;
 }
 
@@ -98,26 +99,29 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
 
   /**
    * Each token: ours (revoked now if live) or not, in the report's order. A token not in keygate's
-   * format costs no query; the rest are looked up together, in one query per report.
+   * format costs no query; the rest are looked up together, and the live ones revoked together,
+   * through the key service (each audited, signalled and announced), where first named.
    */
   async function judge(tokens: ReportedToken[]): Promise<TokenVerdict[]> {
     const ours = (t: ReportedToken) =>
       t.token.startsWith(prefix) && t.token.length === prefix.length + KEY_BODY_LENGTH && hasValidChecksum(t.token);
-    const candidates = tokens.filter(ours);
+    const hashes = new Map(tokens.filter(ours).map((t) => [t.token, sha256(t.token).toString('hex')]));
     const stored = new Map<string, { id: string; revoked_at: Date | null }>();
-    if (candidates.length > 0) {
-      for (const row of await findKeysByHashes(pool, candidates.map((t) => sha256(t.token)))) stored.set(row.key_hash.toString('hex'), row);
+    if (hashes.size > 0) {
+      const rows = await findKeysByHashes(pool, [...new Set(hashes.values())].map((h) => Buffer.from(h, 'hex')));
+      for (const row of rows) stored.set(row.key_hash.toString('hex'), row);
     }
-    const out: TokenVerdict[] = [];
+    const rowOf = (t: ReportedToken) => {
+      const hash = hashes.get(t.token);
+      return hash === undefined ? undefined : stored.get(hash);
+    };
+    const leaks = new Map<string, Leak>();
     for (const t of tokens) {
-      const row = ours(t) ? stored.get(sha256(t.token).toString('hex')) : undefined;
-      // Revoked one by one through the key service: each is audited, signalled and announced.
-      if (row && !row.revoked_at && (await revokeLeaked(row.id, { url: storable(t.url), source: storable(t.source) }))) {
-        row.revoked_at = new Date();
-      }
-      out.push({ token_raw: t.token, token_type: t.type, label: row ? 'true_positive' : 'false_positive' });
+      const row = rowOf(t);
+      if (row && !row.revoked_at && !leaks.has(row.id)) leaks.set(row.id, { url: storable(t.url), source: storable(t.source) });
     }
-    return out;
+    if (leaks.size > 0) await revokeLeaked(leaks);
+    return tokens.map((t) => ({ token_raw: t.token, token_type: t.type, label: rowOf(t) ? 'true_positive' : 'false_positive' }));
   }
 
   return { signedBy, judge };
