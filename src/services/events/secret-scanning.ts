@@ -31,10 +31,12 @@ export interface SecretScanningDeps {
 }
 
 /**
- * The leak's location as stored and announced: PostgreSQL text and jsonb hold no NUL, and a report
- * carrying one must still revoke its key, so each NUL becomes U+FFFD.
+ * The leak's location as stored and announced: PostgreSQL text and jsonb hold no NUL, jsonb no half
+ * of a surrogate pair (JSON may escape one, `\ud800`), and a report carrying either must still
+ * revoke its key, so each becomes U+FFFD.
  */
-const storable = (text: string): string => text.replaceAll('\u0000', '\ufffd');
+const storable = (text: string): string =>
+  text.replace(/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowMs = Date.now }: SecretScanningDeps) {
   let keys = new Map<string, string>();
