@@ -1,4 +1,4 @@
-import { verify } from 'node:crypto';
+import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { request } from 'undici';
 import { AppError } from '../../errors.ts';
 import type { Pool } from '../../store/db.ts';
@@ -16,6 +16,21 @@ const KEYS_TTL_MS = 60 * 60 * 1000;
 const UNKNOWN_REFRESH_MS = 60 * 1000;
 /** The whole read of the keys, however its answer is paced (a wait between bytes alone has no end). */
 export const KEYS_READ_DEADLINE_MS = 10_000;
+/** The most of the key document read (GitHub's is under 2 KB). */
+export const KEYS_DOCUMENT_MAX_BYTES = 64 * 1024;
+
+/**
+ * A published key, if it is what the reports are signed with: an ECDSA P-256 public key. Any other
+ * (RSA, another curve, not a key) is left out, so no other algorithm is ever accepted.
+ */
+function p256(pem: string): KeyObject | null {
+  try {
+    const key = createPublicKey(pem);
+    return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? key : null;
+  } catch {
+    return null;
+  }
+}
 
 export interface ReportedToken { token: string; type: string; url: string; source: string }
 export interface TokenVerdict { token_raw: string; token_type: string; label: 'true_positive' | 'false_positive' }
@@ -39,7 +54,7 @@ const storable = (text: string): string =>
   text.replace(/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowMs = Date.now }: SecretScanningDeps) {
-  let keys = new Map<string, string>();
+  let keys = new Map<string, KeyObject>();
   let readAt = -Infinity;
   let reading: Promise<void> | null = null;
 
@@ -54,17 +69,30 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
         await res.body.dump();
         throw new Error(`the signing keys could not be read: ${keysUrl} answered ${res.statusCode}`);
       }
-      const doc = (await res.body.json()) as { public_keys?: { key_identifier?: unknown; key?: unknown }[] };
-      const next = new Map<string, string>();
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        // GitHub's document is a few keys, under 2 KB: a larger one is not read into memory whole.
+        if (size > KEYS_DOCUMENT_MAX_BYTES) {
+          res.body.destroy();
+          throw new Error(`the signing keys could not be read: ${keysUrl} answered more than ${KEYS_DOCUMENT_MAX_BYTES} bytes`);
+        }
+        chunks.push(chunk);
+      }
+      const doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { public_keys?: { key_identifier?: unknown; key?: unknown }[] };
+      const next = new Map<string, KeyObject>();
       for (const k of doc.public_keys ?? []) {
-        if (typeof k.key_identifier === 'string' && typeof k.key === 'string') next.set(k.key_identifier, k.key);
+        if (typeof k.key_identifier !== 'string' || typeof k.key !== 'string') continue;
+        const key = p256(k.key);
+        if (key) next.set(k.key_identifier, key);
       }
       keys = next;
     })().finally(() => void (reading = null));
     return reading;
   }
 
-  async function keyFor(identifier: string): Promise<string | null> {
+  async function keyFor(identifier: string): Promise<KeyObject | null> {
     const age = nowMs() - readAt;
     const stale = age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS);
     // A report for a key not known yet that arrives while the keys are being read (reports come in
@@ -89,12 +117,12 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
    * text decoded from them), is by the key named `identifier`.
    */
   async function signedBy(body: Buffer, identifier: string, signature: string): Promise<boolean> {
-    const pem = await keyFor(identifier);
-    if (!pem) return false;
+    const key = await keyFor(identifier);
+    if (!key) return false;
     try {
-      return verify('sha256', body, { key: pem, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
+      return verify('sha256', body, { key, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
     } catch {
-      // A key that is not an EC public key, or a signature that is not DER: not signed by it.
+      // A signature that is not DER: not signed by it.
       return false;
     }
   }
