@@ -41,9 +41,12 @@ export function secretScanningRoutes({ scanning }: { scanning: SecretScanning | 
     const signature = ctx.get('github-public-key-signature');
     // Nothing of an unsigned report is parsed or looked up.
     if (!identifier || !signature) throw unsigned();
+    // A key GitHub does not publish signs nothing: refused before the body is read.
+    const key = await scanning.signer(identifier);
+    if (!key) throw unsigned();
     // The signature is over the bytes GitHub sent; they are read as text only once it holds.
     const raw = await readBodyBytes(ctx);
-    if (!(await scanning.signedBy(raw, identifier, signature))) throw unsigned();
+    if (!scanning.signedBy(raw, key, signature)) throw unsigned();
     let json: unknown;
     try {
       json = JSON.parse(utf8.decode(raw));

@@ -113,12 +113,16 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
   }
 
   /**
-   * Whether `signature` (base64 DER, ECDSA P-256 SHA-256) over `body`, the bytes as they came (not
-   * text decoded from them), is by the key named `identifier`.
+   * The key named `identifier`, or null when GitHub publishes none by that name: asked before the
+   * body is read, so a report naming an unknown key is refused without reading it.
    */
-  async function signedBy(body: Buffer, identifier: string, signature: string): Promise<boolean> {
-    const key = await keyFor(identifier);
-    if (!key) return false;
+  const signer = (identifier: string): Promise<KeyObject | null> => keyFor(identifier);
+
+  /**
+   * Whether `signature` (base64 DER, ECDSA P-256 SHA-256) over `body`, the bytes as they came (not
+   * text decoded from them), is by `key`.
+   */
+  function signedBy(body: Buffer, key: KeyObject, signature: string): boolean {
     try {
       return verify('sha256', body, { key, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
     } catch {
@@ -154,6 +158,6 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
     return tokens.map((t) => ({ token_raw: t.token, token_type: t.type, label: rowOf(t) ? 'true_positive' : 'false_positive' }));
   }
 
-  return { signedBy, judge };
+  return { signer, signedBy, judge };
 }
 export type SecretScanning = ReturnType<typeof createSecretScanning>;

@@ -61,6 +61,14 @@ describe('hostile: secret-scanning reports checked on their raw bytes', function
     expect((await send(notUtf8, decoded)).status).to.equal(401);
   });
 
+  it('a report naming a key GitHub does not publish is 401 before its body is read, however large', async () => {
+    const res = await fetch(`${gw.url}/api/secret-scanning/github`, {
+      method: 'POST', body: new Uint8Array(MAX_BODY_BYTES + 1),
+      headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'not-published', 'github-public-key-signature': 'MEUCIQ==' },
+    });
+    expect(res.status, await res.text()).to.equal(401);
+  });
+
   it('a signed report of non-ASCII text is judged as before', async () => {
     const r = await send(Buffer.from(`[${entry('https://example.com/ünïcödé/✓')}]`));
     expect(r.status, r.text).to.equal(200);
