@@ -39,7 +39,9 @@ export async function serve(config: Config, opts: GatewayOptions, stores: Stores
   ];
   const { github } = config.secretScanning;
   const secretScanning = github.enabled && config.apiKeys.enabled
-    ? createSecretScanning({ pool, keysUrl: github.keysUrl, prefix: config.apiKeys.prefix, revokeLeaked: keys.revokeLeaked })
+    ? createSecretScanning({
+      pool, keysUrl: github.keysUrl, prefix: config.apiKeys.prefix, revokeLeaked: keys.revokeLeaked, nowMs: () => clock().getTime(),
+    })
     : null;
   const { app, routes } = createApp({
     config, accounts, audit, console: s.consoleService, keys, rotation: s.rotation, usage, verifier: s.verifier,

@@ -165,9 +165,22 @@ export async function listLeakedKeys(db: Queryable, userId: string, now: Date): 
   return rows;
 }
 
-/** Marks a key found public, with where; its revocation is written beside it. */
-export async function markLeaked(db: Queryable, id: string, url: string, at: Date): Promise<void> {
-  await db.query('UPDATE apikeys SET leaked_at = $2, leaked_url = $3 WHERE id = $1', [id, at, url]);
+/**
+ * Keys found public, revoked and marked with where, in one statement: only those still live (not
+ * revoked, not retired by a rotation) change and are answered. Locked in id order first, so two
+ * reports naming the same keys wait for one another instead of deadlocking.
+ */
+export async function revokeLeakedKeys(db: Queryable, leaks: { id: string; url: string }[], at: Date): Promise<ApiKeyRow[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `WITH locked AS MATERIALIZED (
+       SELECT id AS leak_id FROM apikeys WHERE id = ANY ($1::uuid[]) AND revoked_at IS NULL ORDER BY id FOR UPDATE)
+     UPDATE apikeys SET revoked_at = $3, leaked_at = $3, leaked_url = l.leak_url
+       FROM locked JOIN unnest($1::uuid[], $2::text[]) AS l(leak_id, leak_url) USING (leak_id)
+      WHERE apikeys.id = locked.leak_id AND apikeys.revoked_at IS NULL AND ${notRetired('apikeys.', '$3')}
+     RETURNING ${COLUMNS}`,
+    [leaks.map((l) => l.id), leaks.map((l) => l.url), at],
+  );
+  return rows;
 }
 
 export interface AdminKeyRow extends ApiKeyRow { owner_name: string; owner_email: string }

@@ -93,3 +93,20 @@ export async function listAuditEntries(db: Queryable, limit: number, beforeId: s
   );
   return rows;
 }
+
+/** Many entries in one statement (a report of keys found public), in the order given: their ids follow it. */
+export async function insertAuditEntries(db: Queryable, entries: AuditInsert[]): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map((e, n) => ({
+    n, type: e.type, actor_user_id: e.actorUserId, owner_user_id: e.ownerUserId, key_id: e.keyId, grant_id: e.grantId ?? null, ip: e.ip,
+    user_agent: e.userAgent, previous_key_id: e.previousKeyId ?? null, actor: e.actor ?? null, detail: e.detail ?? null,
+  }));
+  await db.query(
+    `INSERT INTO audit_log (type, actor_user_id, owner_user_id, key_id, grant_id, ip, user_agent, previous_key_id, actor, detail)
+     SELECT type, actor_user_id, owner_user_id, key_id, grant_id, ip, user_agent, previous_key_id, actor, detail
+       FROM jsonb_to_recordset($1::jsonb) AS e(n int, type text, actor_user_id uuid, owner_user_id uuid, key_id uuid, grant_id text,
+         ip text, user_agent text, previous_key_id uuid, actor text, detail jsonb)
+      ORDER BY n`,
+    [JSON.stringify(rows)],
+  );
+}

@@ -1,4 +1,4 @@
-import { verify } from 'node:crypto';
+import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { request } from 'undici';
 import { AppError } from '../../errors.ts';
 import type { Pool } from '../../store/db.ts';
@@ -16,6 +16,21 @@ const KEYS_TTL_MS = 60 * 60 * 1000;
 const UNKNOWN_REFRESH_MS = 60 * 1000;
 /** The whole read of the keys, however its answer is paced (a wait between bytes alone has no end). */
 export const KEYS_READ_DEADLINE_MS = 10_000;
+/** The most of the key document read (GitHub's is under 2 KB). */
+export const KEYS_DOCUMENT_MAX_BYTES = 64 * 1024;
+
+/**
+ * A published key, if it is what the reports are signed with: an ECDSA P-256 public key. Any other
+ * (RSA, another curve, not a key) is left out, so no other algorithm is ever accepted.
+ */
+function p256(pem: string): KeyObject | null {
+  try {
+    const key = createPublicKey(pem);
+    return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? key : null;
+  } catch {
+    return null;
+  }
+}
 
 export interface ReportedToken { token: string; type: string; url: string; source: string }
 export interface TokenVerdict { token_raw: string; token_type: string; label: 'true_positive' | 'false_positive' }
@@ -25,18 +40,21 @@ export interface SecretScanningDeps {
   keysUrl: string;
   /** The key prefix keygate issues (`key_`): a token without it is not ours. */
   prefix: string;
-  revokeLeaked: (keyId: string, leak: Leak) => Promise<boolean>;
+  /** Revokes the keys named (id → where each was found) in one change. */
+  revokeLeaked: (leaks: ReadonlyMap<string, Leak>) => Promise<unknown>;
   nowMs?: () => number;
 }
 
 /**
- * The leak's location as stored and announced: PostgreSQL text and jsonb hold no NUL, and a report
- * carrying one must still revoke its key, so each NUL becomes U+FFFD.
+ * The leak's location as stored and announced: PostgreSQL text and jsonb hold no NUL, jsonb no half
+ * of a surrogate pair (JSON may escape one, `\ud800`), and a report carrying either must still
+ * revoke its key, so each becomes U+FFFD.
  */
-const storable = (text: string): string => text.replaceAll('\u0000', '\ufffd');
+const storable = (text: string): string =>
+  text.replace(/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowMs = Date.now }: SecretScanningDeps) {
-  let keys = new Map<string, string>();
+  let keys = new Map<string, KeyObject>();
   let readAt = -Infinity;
   let reading: Promise<void> | null = null;
 
@@ -51,17 +69,30 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
         await res.body.dump();
         throw new Error(`the signing keys could not be read: ${keysUrl} answered ${res.statusCode}`);
       }
-      const doc = (await res.body.json()) as { public_keys?: { key_identifier?: unknown; key?: unknown }[] };
-      const next = new Map<string, string>();
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        // GitHub's document is a few keys, under 2 KB: a larger one is not read into memory whole.
+        if (size > KEYS_DOCUMENT_MAX_BYTES) {
+          res.body.destroy();
+          throw new Error(`the signing keys could not be read: ${keysUrl} answered more than ${KEYS_DOCUMENT_MAX_BYTES} bytes`);
+        }
+        chunks.push(chunk);
+      }
+      const doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { public_keys?: { key_identifier?: unknown; key?: unknown }[] };
+      const next = new Map<string, KeyObject>();
       for (const k of doc.public_keys ?? []) {
-        if (typeof k.key_identifier === 'string' && typeof k.key === 'string') next.set(k.key_identifier, k.key);
+        if (typeof k.key_identifier !== 'string' || typeof k.key !== 'string') continue;
+        const key = p256(k.key);
+        if (key) next.set(k.key_identifier, key);
       }
       keys = next;
     })().finally(() => void (reading = null));
     return reading;
   }
 
-  async function keyFor(identifier: string): Promise<string | null> {
+  async function keyFor(identifier: string): Promise<KeyObject | null> {
     const age = nowMs() - readAt;
     const stale = age > KEYS_TTL_MS || (!keys.has(identifier) && age > UNKNOWN_REFRESH_MS);
     // A report for a key not known yet that arrives while the keys are being read (reports come in
@@ -82,44 +113,51 @@ export function createSecretScanning({ pool, keysUrl, prefix, revokeLeaked, nowM
   }
 
   /**
-   * Whether `signature` (base64 DER, ECDSA P-256 SHA-256) over `body`, the bytes as they came (not
-   * text decoded from them), is by the key named `identifier`.
+   * The key named `identifier`, or null when GitHub publishes none by that name: asked before the
+   * body is read, so a report naming an unknown key is refused without reading it.
    */
-  async function signedBy(body: Buffer, identifier: string, signature: string): Promise<boolean> {
-    const pem = await keyFor(identifier);
-    if (!pem) return false;
+  const signer = (identifier: string): Promise<KeyObject | null> => keyFor(identifier);
+
+  /**
+   * Whether `signature` (base64 DER, ECDSA P-256 SHA-256) over `body`, the bytes as they came (not
+   * text decoded from them), is by `key`.
+   */
+  function signedBy(body: Buffer, key: KeyObject, signature: string): boolean {
     try {
-      return verify('sha256', body, { key: pem, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
+      return verify('sha256', body, { key, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
     } catch {
-      // A key that is not an EC public key, or a signature that is not DER: not signed by it.
+      // A signature that is not DER: not signed by it.
       return false;
     }
   }
 
   /**
    * Each token: ours (revoked now if live) or not, in the report's order. A token not in keygate's
-   * format costs no query; the rest are looked up together, in one query per report.
+   * format costs no query; the rest are looked up together, and the live ones revoked together,
+   * through the key service (each audited, signalled and announced), where first named.
    */
   async function judge(tokens: ReportedToken[]): Promise<TokenVerdict[]> {
     const ours = (t: ReportedToken) =>
       t.token.startsWith(prefix) && t.token.length === prefix.length + KEY_BODY_LENGTH && hasValidChecksum(t.token);
-    const candidates = tokens.filter(ours);
+    const hashes = new Map(tokens.filter(ours).map((t) => [t.token, sha256(t.token).toString('hex')]));
     const stored = new Map<string, { id: string; revoked_at: Date | null }>();
-    if (candidates.length > 0) {
-      for (const row of await findKeysByHashes(pool, candidates.map((t) => sha256(t.token)))) stored.set(row.key_hash.toString('hex'), row);
+    if (hashes.size > 0) {
+      const rows = await findKeysByHashes(pool, [...new Set(hashes.values())].map((h) => Buffer.from(h, 'hex')));
+      for (const row of rows) stored.set(row.key_hash.toString('hex'), row);
     }
-    const out: TokenVerdict[] = [];
+    const rowOf = (t: ReportedToken) => {
+      const hash = hashes.get(t.token);
+      return hash === undefined ? undefined : stored.get(hash);
+    };
+    const leaks = new Map<string, Leak>();
     for (const t of tokens) {
-      const row = ours(t) ? stored.get(sha256(t.token).toString('hex')) : undefined;
-      // Revoked one by one through the key service: each is audited, signalled and announced.
-      if (row && !row.revoked_at && (await revokeLeaked(row.id, { url: storable(t.url), source: storable(t.source) }))) {
-        row.revoked_at = new Date();
-      }
-      out.push({ token_raw: t.token, token_type: t.type, label: row ? 'true_positive' : 'false_positive' });
+      const row = rowOf(t);
+      if (row && !row.revoked_at && !leaks.has(row.id)) leaks.set(row.id, { url: storable(t.url), source: storable(t.source) });
     }
-    return out;
+    if (leaks.size > 0) await revokeLeaked(leaks);
+    return tokens.map((t) => ({ token_raw: t.token, token_type: t.type, label: rowOf(t) ? 'true_positive' : 'false_positive' }));
   }
 
-  return { signedBy, judge };
+  return { signer, signedBy, judge };
 }
 export type SecretScanning = ReturnType<typeof createSecretScanning>;

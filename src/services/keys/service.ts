@@ -10,6 +10,7 @@ import type { RequestMeta } from '../accounts.ts';
 import { quotaCounterName } from '../quota/decide.ts';
 import { type Actor, mint } from './mint.ts';
 import { type Forget, withChange } from '../invalidation.ts';
+import { createLeakRevoker } from './leaked.ts';
 import type { ApiKeyView, KeyState, Permissions } from './types.ts';
 import { actorOf, type EventActor } from '../events/types.ts';
 import { permissionWords, resolveGrant, type GrantInput, type ScopeCatalog } from '../../policy/scopes.ts';
@@ -27,9 +28,9 @@ export interface KeyServiceDeps {
   swallowed?: Swallowed;
 }
 
-export type RevokeReason = 'owner' | 'admin' | 'leaked';
-/** Where a key was found public, as the report says. */
-export interface Leak { url: string; source: string }
+/** `leaked` is the leak revoker's (leaked.ts), which revokes many keys at once by the same rule. */
+export type RevokeReason = 'owner' | 'admin';
+export type { Leak } from './leaked.ts';
 
 export interface LeakedKeyView { id: string; name: string; start: string; leakedAt: string; leakedUrl: string }
 
@@ -109,32 +110,20 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
     throw new AppError('FEATURE_DISABLED', `${FEATURE_OFF[scope.requires!]}, so a key cannot be given ${refused}.`);
   }
 
-  /** The one way a key is revoked: by its owner, an admin, or a report that it was found public. */
+  /** The one way one key is revoked: by its owner or an admin. */
   async function revoke(
-    actor: EventActor, ownerId: string | null, keyId: string, meta: RequestMeta, reason: RevokeReason, leak?: Leak,
+    actor: EventActor, ownerId: string | null, keyId: string, meta: RequestMeta, reason: RevokeReason,
   ): Promise<boolean> {
     const row = await withChange(pool, forget, async ({ tx, invalidate, record }) => {
-      const now = clock();
-      const revoked = await keys.revokeKey(tx, keyId, ownerId, now);
+      const revoked = await keys.revokeKey(tx, keyId, ownerId, clock());
       if (!revoked) return null;
       const actorUserId = actor.kind === 'user' ? actor.userId : null;
-      const about = { keyId, userId: revoked.user_id, name: revoked.name, prefix: revoked.prefix, start: revoked.start };
-      if (leak) {
-        await keys.markLeaked(tx, keyId, leak.url, now);
-        await record({
-          audit: {
-            type: 'API_KEY_LEAKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta,
-            detail: { url: leak.url, source: leak.source },
-          },
-          event: { type: 'key.leaked', data: { ...about, url: leak.url, source: leak.source } },
-        });
-      }
       await record({
-        audit: {
-          type: 'API_KEY_REVOKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta,
-          ...(leak ? { detail: { reason } } : {}),
+        audit: { type: 'API_KEY_REVOKED', actorUserId, ownerUserId: revoked.user_id, keyId, ...meta },
+        event: {
+          type: 'key.revoked',
+          data: { keyId, userId: revoked.user_id, name: revoked.name, prefix: revoked.prefix, start: revoked.start, reason, actor },
         },
-        event: { type: 'key.revoked', data: { ...about, reason, actor } },
       });
       await invalidate({ type: 'key', id: revoked.id });
       return revoked;
@@ -245,10 +234,8 @@ export function createKeyService({ pool, counters, config, clock, forget, scopes
         .map((r) => ({ id: r.id, name: r.name, start: r.start, leakedAt: r.leaked_at.toISOString(), leakedUrl: r.leaked_url }));
     },
 
-    /** A key found public: revoked at once on every instance; false when it was not live. */
-    async revokeLeaked(keyId: string, leak: Leak): Promise<boolean> {
-      return revoke(actorOf('system'), null, keyId, { ip: null, userAgent: null }, 'leaked', leak);
-    },
+    /** Keys found public (id → where): revoked at once on every instance; answers those that were live. */
+    revokeLeaked: createLeakRevoker({ pool, clock, forget }),
 
     async adminListKeys(opts: { limit: number; cursor: string | null; filter?: keys.KeyFilter }) {
       requireEnabled();

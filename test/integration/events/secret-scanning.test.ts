@@ -81,6 +81,22 @@ describe('events: keys reported leaked by GitHub secret scanning', function () {
     expect((await a.pool.query("SELECT count(*)::int AS n FROM audit_log WHERE key_id = $1 AND type = 'API_KEY_LEAKED'", [key.id])).rows[0].n).to.equal(1);
   });
 
+  it('ten reports of one key at once, across both instances: all true_positive, the key revoked, audited and announced once', async () => {
+    const { client } = await signUp(a.url);
+    const key = (await client.post('/api/api-keys', { name: 'pasted twice' })).body;
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => report(i % 2 ? a : b, [{ token: key.key }, { token: key.key }])));
+    for (const r of answers) {
+      expect(r.status, r.text).to.equal(200);
+      expect(r.body.map((v: { label: string }) => v.label)).to.deep.equal(['true_positive', 'true_positive']);
+    }
+    const { rows } = await a.pool.query(
+      `SELECT (SELECT count(*)::int FROM audit_log WHERE key_id = $1 AND type IN ('API_KEY_LEAKED', 'API_KEY_REVOKED')) AS audited,
+              (SELECT count(*)::int FROM events WHERE type IN ('key.leaked', 'key.revoked') AND body::jsonb->'data'->>'keyId' = $1::text) AS events`,
+      [key.id],
+    );
+    expect(rows[0]).to.deep.equal({ audited: 2, events: 2 });
+  });
+
   it('labels: a token not in our format, or with a checksum but unknown, is a false positive', async () => {
     const r = await report(a, [{ token: 'ghp_0123456789abcdefghijklmnopqrstuvwxyz' }, { token: generateKey('key_') }, { token: 'key_' + 'x'.repeat(49) }]);
     expect(r.status).to.equal(200);

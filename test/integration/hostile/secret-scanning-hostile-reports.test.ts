@@ -6,7 +6,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { Client, signUp } from '../../support/http.ts';
 
 // Signed reports built to trip the leaked-key endpoint over: reports that arrive together before
-// the signing keys are known, and leak locations carrying bytes PostgreSQL will not store.
+// the signing keys are known, and leak locations carrying text PostgreSQL will not store.
 
 describe('hostile: secret-scanning reports', function () {
   this.timeout(60_000);
@@ -59,5 +59,19 @@ describe('hostile: secret-scanning reports', function () {
     expect(await revokedAt(key.id)).to.be.an.instanceOf(Date);
     const { rows } = await gw.pool.query("SELECT detail FROM audit_log WHERE key_id = $1 AND type = 'API_KEY_LEAKED'", [key.id]);
     expect(rows).to.deep.equal([{ detail: { url: 'https://github.com/o/r/blob/main/a\ufffdb', source: 'con\ufffdtent' } }]);
+  });
+
+  it('a leak location or source holding half a surrogate pair still revokes the key (stored with U+FFFD in its place)', async () => {
+    const { client } = await signUp(gw.url);
+    const key = (await client.post('/api/api-keys', { name: 'committed' })).body;
+    // JSON.stringify writes a lone surrogate as the escape `\ud800`, as any JSON sender may.
+    const r = await report([{ token: key.key, url: 'https://github.com/o/r/blob/main/\ud800x\udc00', source: 'content \ud83d\ude00 \udbff' }]);
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body[0].label).to.equal('true_positive');
+    expect(await revokedAt(key.id)).to.be.an.instanceOf(Date);
+    const { rows } = await gw.pool.query("SELECT detail FROM audit_log WHERE key_id = $1 AND type = 'API_KEY_LEAKED'", [key.id]);
+    expect(rows).to.deep.equal([{ detail: { url: 'https://github.com/o/r/blob/main/\ufffdx\ufffd', source: 'content \ud83d\ude00 \ufffd' } }]);
+    const listed = (await client.get('/api/api-keys/leaked')).body;
+    expect(listed.keys[0].leakedUrl).to.equal('https://github.com/o/r/blob/main/\ufffdx\ufffd');
   });
 });

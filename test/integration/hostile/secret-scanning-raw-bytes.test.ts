@@ -8,8 +8,8 @@ import { MAX_REPORT_TOKENS } from '../../../src/http/routes/secret-scanning.ts';
 
 // A secret-scanning report's signature is over the bytes sent: it is checked on them, not on text
 // decoded from them. Bytes that are not UTF-8 are refused as bad input (400) once the signature
-// holds, and a signature over the decoded text does not pass for the bytes. A report the schema
-// allows (every token, every field at its limit) fits in the body limit.
+// holds, and a signature over the decoded text does not pass for the bytes. 1,000 tokens, as GitHub
+// sends them, fit in the body limit.
 
 describe('hostile: secret-scanning reports checked on their raw bytes', function () {
   this.timeout(60_000);
@@ -61,21 +61,33 @@ describe('hostile: secret-scanning reports checked on their raw bytes', function
     expect((await send(notUtf8, decoded)).status).to.equal(401);
   });
 
+  it('a report naming a key GitHub does not publish is 401 before its body is read, however large', async () => {
+    const res = await fetch(`${gw.url}/api/secret-scanning/github`, {
+      method: 'POST', body: new Uint8Array(MAX_BODY_BYTES + 1),
+      headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'not-published', 'github-public-key-signature': 'MEUCIQ==' },
+    });
+    expect(res.status, await res.text()).to.equal(401);
+  });
+
   it('a signed report of non-ASCII text is judged as before', async () => {
     const r = await send(Buffer.from(`[${entry('https://example.com/ünïcödé/✓')}]`));
     expect(r.status, r.text).to.equal(200);
     expect(JSON.parse(r.text)).to.deep.equal([{ token_raw: 'key_nope', token_type: 'keygate_api_key', label: 'false_positive' }]);
   });
 
-  it('the fullest report the schema allows fits in the body limit and is judged; one token more is refused', async () => {
-    const full = { token: 't'.repeat(1000), type: 'y'.repeat(200), url: 'u'.repeat(2048), source: 's'.repeat(200) };
-    const body = Buffer.from(JSON.stringify(Array.from({ length: MAX_REPORT_TOKENS }, () => full)));
+  it('1,000 tokens as GitHub sends them fit in the body limit and are judged; one token more is 400, a body past 1 MiB 413', async () => {
+    const entry = { token: 'key_nope', type: 'keygate_api_key', url: `https://github.com/o/r/blob/${'a'.repeat(40)}/${'dir/'.repeat(40)}.env`, source: 'content' };
+    const body = Buffer.from(JSON.stringify(Array.from({ length: MAX_REPORT_TOKENS }, () => entry)));
+    expect(MAX_REPORT_TOKENS).to.equal(1000);
     expect(body.length).to.be.at.most(MAX_BODY_BYTES);
     const r = await send(body);
     expect(r.status, r.text.slice(0, 300)).to.equal(200);
     expect(JSON.parse(r.text)).to.have.length(MAX_REPORT_TOKENS);
-    const small = { token: 'key_nope', type: 'keygate_api_key', url: 'https://example.com/', source: 'content' };
-    const over = await send(Buffer.from(JSON.stringify(Array.from({ length: MAX_REPORT_TOKENS + 1 }, () => small))));
+    const over = await send(Buffer.from(JSON.stringify(Array.from({ length: MAX_REPORT_TOKENS + 1 }, () => entry))));
     expect(over.status).to.equal(400);
+    const full = { token: 't'.repeat(1000), type: 'y'.repeat(200), url: 'u'.repeat(2048), source: 's'.repeat(200) };
+    const huge = await send(Buffer.from(JSON.stringify(Array.from({ length: MAX_REPORT_TOKENS }, () => full))));
+    expect(huge.status).to.equal(413);
+    expect(huge.type).to.match(/^application\/problem\+json/);
   });
 });
