@@ -1,6 +1,7 @@
 import type { EndpointView, RevealedSecret } from '../../services/events/webhooks.ts';
 import { html, type Html } from '../layout.ts';
 import { dateTime } from './frame.ts';
+import { shortUrl } from './webhook-text.ts';
 
 // The page an add or a rotation redirects to, carrying its one-time token in `?secret=`. It shows
 // the secret once, to the admin who made the change, on whichever instance serves it. It holds no
@@ -26,7 +27,7 @@ ${onward(id)}`;
 
 /** Reloaded, opened again, too late, tampered with, or by another admin: all read alike. */
 export function notShownMain(w: EndpointView): Html {
-  return html`<div class="wide"></div><h1 class="key-name">${w.url}</h1>
+  return html`<div class="wide"></div><h1 class="key-name">${shortUrl(w.url)}</h1>
 <section class="panel notice" role="status" aria-labelledby="secret-title"><h2 id="secret-title">Signing secret</h2>
 <p>The signing secret is shown once, on the page that followed the change, to the admin who made it, within a minute,
 and is not shown again here. If it was not copied, rotate the secret (the API and <code>npx keygate webhook rotate</code>

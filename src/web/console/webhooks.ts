@@ -12,6 +12,7 @@ import { theAdmin } from '../../http/admin-only.ts';
 import { requireAdminPage } from './admin-pages.ts';
 import { webhookPageOperations } from './operations.ts';
 import { notShownMain, revealAddress, revealedMain } from './webhook-reveal.ts';
+import { plainly, shortUrl } from './webhook-text.ts';
 import { serve } from '../../http/operation.ts';
 
 // /admin/webhooks: the endpoints, their recent deliveries and attempts, and the actions of the
@@ -24,18 +25,24 @@ const stateBadge = (w: EndpointView) => (w.enabled
 const post = (action: string, label: string, cls = 'secondary') =>
   html`<form method="post" action="${action}" class="inline-form"><button type="submit" class="${cls}">${label}</button></form>`;
 
+const MAX_DESCRIPTION = 500;
+const tooLong = () => new AppError('VALIDATION_FAILED', `The description must be at most ${MAX_DESCRIPTION} characters.`,
+  { errors: [{ path: 'description', message: `must be at most ${MAX_DESCRIPTION} characters` }] });
+
 /** A cell that, where the table stacks (a phone), names its column. */
 const cell = (label: string, content: Html | string) => html`<td data-label="${label}">${content}</td>`;
 
-const endpointRow = (w: EndpointView) => html`<tr><th scope="row" class="key-name"><a href="/admin/webhooks/${w.id}">${w.url}</a></th>
-${cell('Events', w.events?.join(', ') ?? 'all')}${cell('State', stateBadge(w))}${cell('Description', w.description)}
+const endpointRow = (w: EndpointView) => html`<tr>
+<th scope="row" class="key-name"><a href="/admin/webhooks/${w.id}">${shortUrl(w.url)}</a></th>
+${cell('Events', w.events?.join(', ') ?? 'all')}${cell('State', stateBadge(w))}
+${cell('Description', html`<span class="key-name">${plainly(w.description)}</span>`)}
 ${cell('Actions', html`${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${toggle(w)}`)}</tr>`;
 
 // Disabling is asked first, as the console's other actions that stop something are: a link to a
 // confirmation page, which the page script opens as a dialog instead.
 const DISABLE_TEXT = 'No event is sent to it while it is disabled, and events from that time are not sent later.';
 const disableLink = (w: EndpointView) => confirmLink(`/admin/webhooks/${w.id}/disable`, 'Disable',
-  { title: `Disable ${w.url}?`, text: DISABLE_TEXT, go: 'Disable endpoint', danger: true });
+  { title: `Disable ${shortUrl(w.url)}?`, text: DISABLE_TEXT, go: 'Disable endpoint', danger: true });
 
 const toggle = (w: EndpointView) => (w.enabled ? disableLink(w) : post(`/admin/webhooks/${w.id}/enable`, 'Enable'));
 
@@ -53,13 +60,19 @@ ${hooks.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="table-w
 <form method="post" action="/admin/webhooks">
 <div class="field"><label for="url">URL</label>
 <input id="url" name="url" type="text" inputmode="url" autocomplete="off" required placeholder="https://example.com/keygate"></div>
-<div class="field"><label for="description">Description</label><input id="description" name="description" type="text" maxlength="500"></div>
+<div class="field"><label for="description">Description</label>
+<input id="description" name="description" type="text" maxlength="${MAX_DESCRIPTION}"></div>
 <button type="submit" class="primary">Add endpoint</button>
 </form></section>`;
 }
 
+// The answer's first lines as sent, in a box of their own that scrolls sideways when a line is
+// long (a 1 KB answer is often one line), so the page itself never does.
+const answerBox = (a: DeliveryView['attempts'][number]) => html`<div class="table-wrap" tabindex="0" role="region"
+ aria-label="Answer at ${a.at}"><pre class="answer">${plainly(a.response!.split('\n').slice(0, 5).join('\n'))}</pre></div>`;
+
 const attemptLine = (a: DeliveryView['attempts'][number]) => {
-  const answer = a.response ? html`<pre class="answer">${a.response.split('\n').slice(0, 5).join('\n')}</pre>` : false;
+  const answer = a.response ? answerBox(a) : false;
   const status = a.status === null ? 'no answer' : `HTTP ${a.status}`;
   return html`<li>${dateTime(a.at)}: ${status} in ${a.durationMs} ms${a.error ? html` · ${a.error}` : false}${answer}</li>`;
 };
@@ -74,9 +87,11 @@ ${post(`/admin/webhooks/${w.id}/deliveries/${d.eventId}/redeliver`, 'Redeliver')
 </li>`;
 
 function deliveriesMain(w: EndpointView, deliveries: DeliveryView[]): Html {
-  return html`<div class="wide"></div><p><a href="/admin/webhooks">All endpoints</a></p><h1 class="key-name">${w.url}</h1>
-<p>${stateBadge(w)} · events ${w.events?.join(', ') ?? 'all'} · ${post(`/admin/webhooks/${w.id}/test`, 'Send test')}
-${post(`/admin/webhooks/${w.id}/rotate`, 'Rotate secret')}</p>
+  return html`<div class="wide"></div><p><a href="/admin/webhooks">All endpoints</a></p><h1 class="key-name">${shortUrl(w.url)}</h1>
+<p>${stateBadge(w)} · events ${w.events?.join(', ') ?? 'all'}</p>
+<div class="actions">${post(`/admin/webhooks/${w.id}/test`, 'Send test')}${post(`/admin/webhooks/${w.id}/rotate`, 'Rotate secret')}
+${toggle(w)}</div>
+${shortUrl(w.url) === w.url ? false : html`<p class="key-name">The whole address: <code>${w.url}</code></p>`}
 <h2>Recent deliveries</h2>
 ${deliveries.length === 0
     ? html`<p>No deliveries yet.</p>`
@@ -100,7 +115,9 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
   serve(router, pages.add, async (ctx) => {
     const u = theAdmin(ctx);
     const form = new URLSearchParams(await readBodyText(ctx, 16 * 1024));
-    const input = { url: form.get('url') ?? '', description: (form.get('description') ?? '').slice(0, 500) };
+    const input = { url: form.get('url') ?? '', description: form.get('description') ?? '' };
+    // As the API's schema: a longer one is refused, not cut short without a word.
+    if (input.description.length > MAX_DESCRIPTION) throw tooLong();
     const { id, token } = await webhooks.createToReveal({ userId: u.id }, input, requestMeta(ctx));
     back(ctx, revealAddress(id, token));
   });
@@ -113,7 +130,7 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
       if (revealed) await show(ctx, u.email, 'Signing secret', revealedMain(id, revealed));
       else {
         const w = await webhooks.get(id);
-        await show(ctx, u.email, `Webhook ${w.url}`, notShownMain(w));
+        await show(ctx, u.email, `Webhook ${shortUrl(w.url)}`, notShownMain(w));
       }
       // The address carries the token: no page it links to learns it. The page keeps no form, as
       // a POST under this policy would carry `Origin: null`, which the cross-origin rule refuses.
@@ -121,13 +138,14 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
       return;
     }
     const w = await webhooks.get(id);
-    await show(ctx, u.email, `Webhook ${w.url}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries));
+    await show(ctx, u.email, `Webhook ${shortUrl(w.url)}`, deliveriesMain(w, (await webhooks.deliveries(w.id, 20)).deliveries));
   });
   serve(router, pages.askDisable, async (ctx) => {
     const u = theAdmin(ctx);
     const w = await webhooks.get(ctx.params.id!);
-    const main = confirmPage(ctx.path, { title: `Disable ${w.url}?`, text: DISABLE_TEXT, go: 'Disable endpoint', back: '/admin/webhooks' });
-    await show(ctx, u.email, `Disable ${w.url}?`, main);
+    const title = `Disable ${shortUrl(w.url)}?`;
+    const main = confirmPage(ctx.path, { title, text: DISABLE_TEXT, go: 'Disable endpoint', back: '/admin/webhooks' });
+    await show(ctx, u.email, title, main);
   });
   serve(router, pages.act, async (ctx) => {
     const u = theAdmin(ctx);
