@@ -126,7 +126,9 @@ export function webhookPages({ config, webhooks }: { config: Config; webhooks: W
     const id = ctx.params.id!;
     const token = ctx.query.secret;
     if (token !== undefined) {
-      const revealed = await webhooks.takeReveal({ userId: u.id }, id, typeof token === 'string' ? token : '');
+      // A HEAD (answered by this GET route) has no body to show the secret in: it must not use the token up.
+      const take = ctx.method === 'GET' && typeof token === 'string';
+      const revealed = take ? await webhooks.takeReveal({ userId: u.id }, id, token) : null;
       if (revealed) await show(ctx, u.email, 'Signing secret', revealedMain(id, revealed));
       else {
         const w = await webhooks.get(id);

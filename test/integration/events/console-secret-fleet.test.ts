@@ -89,8 +89,9 @@ describe('web: a webhook secret added or rotated on one instance is shown once o
       expect(address).to.not.include(secret);
     });
 
-    it('opened again, on either instance, it is not shown', async () => {
+    it('opened again, on either instance, it is not shown; a HEAD before it used nothing up', async () => {
       const { address, id } = await addOnA();
+      expect((await onB(admin).request('HEAD', address, undefined, { accept: 'text/html' })).status).to.equal(200);
       await expectShown(onB(admin), address, id);
       await expectNotShown(onB(admin), address);
       await expectNotShown(admin, address);
