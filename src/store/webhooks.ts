@@ -8,12 +8,19 @@ export interface EndpointRow {
 const ENDPOINT = `id, url, events, description, enabled, secret, previous_secret, previous_secret_until, failing_since, disabled_reason,
   created_at, updated_at`;
 
+/**
+ * A secret waiting to be shown once on a page any instance may serve: the hash of its one-time
+ * token, the admin it is for, and until when. The token itself is never stored.
+ */
+export interface SecretReveal { tokenHash: Buffer; userId: string; until: Date }
+
 export async function insertEndpoint(
-  db: Queryable, e: { url: string; events: string[] | null; description: string; secret: string },
+  db: Queryable, e: { url: string; events: string[] | null; description: string; secret: string; reveal?: SecretReveal },
 ): Promise<EndpointRow> {
   const { rows } = await db.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (url, events, description, secret) VALUES ($1, $2, $3, $4) RETURNING ${ENDPOINT}`,
-    [e.url, e.events, e.description, e.secret],
+    `INSERT INTO webhook_endpoints (url, events, description, secret, reveal_token_hash, reveal_user_id, reveal_until)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${ENDPOINT}`,
+    [e.url, e.events, e.description, e.secret, e.reveal?.tokenHash ?? null, e.reveal?.userId ?? null, e.reveal?.until ?? null],
   );
   return rows[0]!;
 }
@@ -49,12 +56,37 @@ export async function deleteEndpoint(db: Queryable, id: string): Promise<Endpoin
   return rows[0] ?? null;
 }
 
-/** The new secret signs from now; the old one beside it until `oldUntil`. */
-export async function rotateSecret(db: Queryable, id: string, secret: string, oldUntil: Date): Promise<EndpointRow | null> {
+/**
+ * The new secret signs from now; the old one beside it until `oldUntil`. A reveal still waiting is
+ * replaced by this rotation's (or by none): it would otherwise show the new secret to whoever asked
+ * for the old one.
+ */
+export async function rotateSecret(
+  db: Queryable, id: string, secret: string, oldUntil: Date, reveal?: SecretReveal,
+): Promise<EndpointRow | null> {
   const { rows } = await db.query<EndpointRow>(
-    `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $3, secret = $2, updated_at = now()
+    `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $3, secret = $2, updated_at = now(),
+       reveal_token_hash = $4, reveal_user_id = $5, reveal_until = $6
      WHERE id = $1 RETURNING ${ENDPOINT}`,
-    [id, secret, oldUntil],
+    [id, secret, oldUntil, reveal?.tokenHash ?? null, reveal?.userId ?? null, reveal?.until ?? null],
+  );
+  return rows[0] ?? null;
+}
+
+export interface RevealedRow { url: string; secret: string; previous_secret_until: Date | null }
+
+/**
+ * The secret, if this token's hash, this admin and an unexpired reveal all match; the reveal is
+ * cleared by the same statement, so of two requests with one token only the first finds it.
+ */
+export async function takeSecretReveal(
+  db: Queryable, r: { id: string; tokenHash: Buffer; userId: string; now: Date },
+): Promise<RevealedRow | null> {
+  const { rows } = await db.query<RevealedRow>(
+    `UPDATE webhook_endpoints SET reveal_token_hash = NULL, reveal_user_id = NULL, reveal_until = NULL
+      WHERE id = $1 AND reveal_token_hash = $2 AND reveal_user_id = $3 AND reveal_until > $4
+      RETURNING url, secret, previous_secret_until`,
+    [r.id, r.tokenHash, r.userId, r.now],
   );
   return rows[0] ?? null;
 }

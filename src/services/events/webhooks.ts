@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import { withTransaction, type Pool } from '../../store/db.ts';
 import * as store from '../../store/webhooks.ts';
+import type { SecretReveal } from '../../store/webhooks.ts';
 import { insertEventFor } from '../../store/outbox.ts';
 import { actorColumns, insertAuditEntry, type AuditActor, type AuditDetail } from '../../store/audit.ts';
 import { AppError, notFound } from '../../errors.ts';
@@ -9,6 +10,7 @@ import type { Clock } from '../clock.ts';
 import { checkEndpointUrl } from './address-guard.ts';
 import { eventBody, newEventId } from './record.ts';
 import { newSecret, ROTATION_OVERLAP_MS } from './signing.ts';
+import { newReveal, revealTokenHash, wellFormedRevealToken } from './secret-reveal.ts';
 import type { EventType } from './types.ts';
 
 export interface EndpointView {
@@ -64,6 +66,9 @@ const rotationPending = (until: Date) => new AppError(
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
+/** A secret the console shows once: whether it came with a new endpoint or a rotation, and until when the old one signs. */
+export interface RevealedSecret { url: string; secret: string; rotated: boolean; previousSecretExpiresAt: string | null }
+
 /** Endpoints and their deliveries, for the admin API, the CLI and the console alike. */
 export function createWebhookService({ pool, config, clock }: { pool: Pool; config: Pick<Config, 'webhooks'>; clock: Clock }) {
   const allowPrivate = config.webhooks.allowPrivateAddresses;
@@ -80,18 +85,49 @@ export function createWebhookService({ pool, config, clock }: { pool: Pool; conf
     return row;
   };
 
+  const createEndpoint = async (actor: AuditActor, input: EndpointInput, meta: RequestMeta, reveal?: SecretReveal) => {
+    const url = checkEndpointUrl(input.url, allowPrivate).href;
+    checkDescription(input.description);
+    const secret = newSecret();
+    const row = await withTransaction(pool, async (tx) => {
+      const events = once(input.events) ?? null;
+      const r = await store.insertEndpoint(tx, { url, events, description: input.description ?? '', secret, reveal });
+      await audited(tx, 'WEBHOOK_CREATED', actor, meta, { webhookId: r.id, url });
+      return r;
+    });
+    return { ...view(row), secret };
+  };
+
+  const rotate = async (actor: AuditActor, id: string, meta: RequestMeta, reveal?: SecretReveal) => {
+    await found(id);
+    const secret = newSecret();
+    const now = clock();
+    const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
+    const row = await withTransaction(pool, async (tx) => {
+      const before = await store.findEndpoint(tx, id, true);
+      if (!before) return null;
+      const honoured = before.previous_secret !== null ? before.previous_secret_until : null;
+      if (honoured && honoured > now) throw rotationPending(honoured);
+      const r = await store.rotateSecret(tx, id, secret, until, reveal);
+      if (r) await audited(tx, 'WEBHOOK_UPDATED', actor, meta, { webhookId: id, changes: ['secret'] });
+      return r;
+    });
+    if (!row) throw notFound('webhook');
+    return { secret, previousSecretExpiresAt: until.toISOString() };
+  };
+
   return {
     /** The secret is answered this once; it is never shown again. */
-    async create(actor: AuditActor, input: EndpointInput, meta: RequestMeta): Promise<EndpointView & { secret: string }> {
-      const url = checkEndpointUrl(input.url, allowPrivate).href;
-      checkDescription(input.description);
-      const secret = newSecret();
-      const row = await withTransaction(pool, async (tx) => {
-        const r = await store.insertEndpoint(tx, { url, events: once(input.events) ?? null, description: input.description ?? '', secret });
-        await audited(tx, 'WEBHOOK_CREATED', actor, meta, { webhookId: r.id, url });
-        return r;
-      });
-      return { ...view(row), secret };
+    create: (actor: AuditActor, input: EndpointInput, meta: RequestMeta): Promise<EndpointView & { secret: string }> =>
+      createEndpoint(actor, input, meta),
+
+    /**
+     * The console's add: the secret is not answered but left beside the endpoint for one view by
+     * this admin (`takeReveal`), written in the same statement as the endpoint itself.
+     */
+    async createToReveal(admin: { userId: string }, input: EndpointInput, meta: RequestMeta): Promise<{ id: string; token: string }> {
+      const { token, reveal } = newReveal(admin.userId, clock());
+      return { id: (await createEndpoint(admin, input, meta, reveal)).id, token };
     },
 
     list: async (): Promise<EndpointView[]> => (await store.listEndpoints(pool)).map(view),
@@ -131,22 +167,30 @@ export function createWebhookService({ pool, config, clock }: { pool: Pool; conf
      * for an old secret, so a second rotation inside those 24 h is refused (409) rather than
      * silently ending the first one's overlap: a receiver still holding that secret keeps its day.
      */
-    async rotateSecret(actor: AuditActor, id: string, meta: RequestMeta): Promise<{ secret: string; previousSecretExpiresAt: string }> {
-      await found(id);
-      const secret = newSecret();
-      const now = clock();
-      const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
-      const row = await withTransaction(pool, async (tx) => {
-        const before = await store.findEndpoint(tx, id, true);
-        if (!before) return null;
-        const honoured = before.previous_secret !== null ? before.previous_secret_until : null;
-        if (honoured && honoured > now) throw rotationPending(honoured);
-        const r = await store.rotateSecret(tx, id, secret, until);
-        if (r) await audited(tx, 'WEBHOOK_UPDATED', actor, meta, { webhookId: id, changes: ['secret'] });
-        return r;
-      });
-      if (!row) throw notFound('webhook');
-      return { secret, previousSecretExpiresAt: until.toISOString() };
+    rotateSecret: (actor: AuditActor, id: string, meta: RequestMeta): Promise<{ secret: string; previousSecretExpiresAt: string }> =>
+      rotate(actor, id, meta),
+
+    /**
+     * The console's rotation: as `rotateSecret`, the new secret left for one view by this admin.
+     * The reveal is written by the rotation's own statement: a rotation that commits can always be
+     * seen, and one that is refused (409) leaves an earlier reveal as it was.
+     */
+    async rotateToReveal(admin: { userId: string }, id: string, meta: RequestMeta): Promise<{ token: string }> {
+      const { token, reveal } = newReveal(admin.userId, clock());
+      await rotate(admin, id, meta, reveal);
+      return { token };
+    },
+
+    /**
+     * The secret this token was issued for, to the admin it was issued to, within its minute, once;
+     * otherwise null, and a wrong token or admin leaves the reveal for the right one.
+     */
+    async takeReveal(admin: { userId: string }, id: string, token: string): Promise<RevealedSecret | null> {
+      if (!UUID.test(id) || !wellFormedRevealToken(token)) return null;
+      const r = await store.takeSecretReveal(pool, { id, tokenHash: revealTokenHash(token), userId: admin.userId, now: clock() });
+      if (!r) return null;
+      const until = r.previous_secret_until?.toISOString() ?? null;
+      return { url: r.url, secret: r.secret, rotated: until !== null, previousSecretExpiresAt: until };
     },
 
     /** Sends `webhook.test` to this endpoint alone, through the same outbox and sender as any event. */

@@ -22,7 +22,10 @@ export const consolePageOperations = {
 export const webhookPageOperations = {
   list: { method: 'get', path: '/admin/webhooks', summary: 'Webhook endpoints, and the form that adds one' },
   add: { method: 'post', path: '/admin/webhooks', summary: 'Adds an endpoint; its signing secret is shown this once' },
-  endpoint: { method: 'get', path: '/admin/webhooks/:id', summary: "An endpoint's recent deliveries and their attempts" },
+  endpoint: {
+    method: 'get', path: '/admin/webhooks/:id',
+    summary: "An endpoint's recent deliveries and their attempts; with ?secret=, its new signing secret, once",
+  },
   askDisable: { method: 'get', path: '/admin/webhooks/:id/disable', summary: 'Asks before disabling an endpoint' },
   act: { method: 'post', path: '/admin/webhooks/:id/:action', summary: 'Tests, disables or enables an endpoint, or rotates its secret' },
   redeliver: { method: 'post', path: '/admin/webhooks/:id/deliveries/:eventId/redeliver', summary: 'Sends a delivery again' },

@@ -43,13 +43,13 @@ describe('web: adding a webhook endpoint and rotating its secret from the consol
       expect(await endpoints()).to.have.length(1);
 
       await t.page.reload();
-      await t.page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+      await t.page.getByRole('heading', { name: hook.url, level: 1 }).waitFor();
       expect(await endpoints()).to.have.length(1);
       expect(await t.page.locator('code.secret').count()).to.equal(0);
       expect(await t.page.content()).to.not.include(secret);
       await t.page.getByText('is not shown again here').waitFor();
 
-      // Back in history: the console's pages are not stored, and the name was used up.
+      // Back in history: the console's pages are not stored, and the token was used up.
       await t.page.goBack();
       expect(await t.page.content()).to.not.include(secret);
       expect(await endpoints()).to.have.length(1);
@@ -72,6 +72,7 @@ describe('web: adding a webhook endpoint and rotating its secret from the consol
       expect(await t.page.content()).to.not.include(secret);
       await t.page.getByText('is not shown again here').waitFor();
 
+      await t.page.getByRole('link', { name: 'Continue to the endpoint' }).click();
       const refused = t.page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/rotate'));
       await t.page.getByRole('button', { name: 'Rotate secret' }).click();
       expect((await refused).status()).to.equal(409);
@@ -98,6 +99,12 @@ describe('web: adding a webhook endpoint and rotating its secret from the consol
     expect(r.status, r.text).to.equal(201);
     const phone = await openContext(browser, gw.url, { sessionCookie: admin.cookie, viewport: 'phone' });
     try {
+      await phone.page.goto('/admin/webhooks');
+      await phone.page.getByLabel('URL').fill(`${long}&added=from-a-phone`);
+      await phone.page.getByRole('button', { name: 'Add endpoint' }).click();
+      await phone.page.getByRole('heading', { name: 'Endpoint added' }).waitFor();
+      expect(await widthOver(phone.page), 'the secret\'s page').to.deep.equal({ page: 0, scrollers: [] });
+      await screenshot(phone.page, 'console-webhook-secret-375');
       for (const path of ['/admin/webhooks', `/admin/webhooks/${r.body.id}`, `/admin/webhooks/${r.body.id}/disable`]) {
         await phone.page.goto(path);
         expect(await widthOver(phone.page), path).to.deep.equal({ page: 0, scrollers: [] });
