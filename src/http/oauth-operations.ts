@@ -4,7 +4,7 @@ import * as s from './openapi-schemas.ts';
 
 // The OAuth authorization server's routes as the OpenAPI document describes them. keygate serves
 // the metadata, registration's bounds, the authorization request's scope and the consent step
-// itself (http/routes/oauth.ts); the token, revocation, key set and resumed authorization are the
+// itself (http/routes/oauth.ts); the token, revocation, key set, registration read and resumed authorization are the
 // library's, reached through the same router's catch-all under /oauth/. Answers the library writes
 // keep their RFCs' JSON shapes (RFC 6749, 7009, 7591); the gateway's own refusals are problems.
 
@@ -24,6 +24,12 @@ export const oauthOperations = {
     body: s.clientMetadata, bodyRequired: true, ok: { status: 201, schema: s.clientInformation },
     problems: ['NOT_FOUND', 'TOO_MANY_REGISTRATIONS'],
     answers: { 400: oauthError('The metadata is refused: invalid_client_metadata or invalid_redirect_uri') },
+  },
+  readRegistration: {
+    method: 'get', path: `${OAUTH_ROUTES.registration}/:clientId`, tag: 'oauth', security: 'public', operationId: 'readOAuthClient',
+    summary: 'RFC 7592 read of a registration: Authorization: Bearer with the registration access token it was given',
+    ok: { status: 200, schema: s.clientInformation },
+    answers: { 401: oauthError('invalid_token: no registration access token, or not this client\'s') },
   },
   authorize: {
     method: 'get', path: OAUTH_ROUTES.authorization, tag: 'oauth', security: 'public', operationId: 'authorizeOAuthClient',

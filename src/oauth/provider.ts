@@ -100,10 +100,14 @@ export async function createOAuthRuntime(deps: ProviderDeps): Promise<OAuthRunti
     extraClientMetadata: {
       properties: ['keygate_redirect_rules'],
       validator(_ctx, _key, _value, metadata) {
-        const uris = (metadata.redirect_uris as string[] | undefined) ?? [];
+        const given = metadata.redirect_uris ?? [];
+        // Not a list of strings: the library refuses it in its own words once this hook returns.
+        if (!Array.isArray(given) || !given.every((uri) => typeof uri === 'string')) return;
+        const uris: string[] = given;
         for (const uri of uris) {
           const problem = redirectUriProblem(uri);
-          if (problem) throw new errors.InvalidRedirectUri(problem);
+          // The library's InvalidRedirectUri drops the description it is given; this one keeps it.
+          if (problem) throw new errors.InvalidClientMetadata(`redirect_uris: ${problem}`);
         }
         // The library has filled in `web` when the client said nothing; a client whose every
         // redirect URI is loopback runs on the person's machine, and is native whatever it said.

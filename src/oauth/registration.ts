@@ -16,7 +16,24 @@ export function metadataProblem(text: string): string | null {
   }
   const name = metadata !== null && typeof metadata === 'object' ? (metadata as { client_name?: unknown }).client_name : undefined;
   if (typeof name === 'string' && [...name].length > MAX_CLIENT_NAME) return `client_name is longer than ${MAX_CLIENT_NAME} characters.`;
+  if (holdsUnstorableText(metadata)) return 'The client metadata holds a NUL character (\\u0000) or half of a surrogate pair.';
   return null;
+}
+
+// PostgreSQL's jsonb keeps neither U+0000 nor half of a surrogate pair: such a registration
+// failed only when stored, as a 500. It is the client's mistake, said as one.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+function holdsUnstorableText(value: unknown): boolean {
+  const pending = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === 'string') {
+      if (UNSTORABLE.test(next)) return true;
+    } else if (next !== null && typeof next === 'object') {
+      for (const [key, inner] of Object.entries(next)) pending.push(key, inner);
+    }
+  }
+  return false;
 }
 
 /** Hosts an `http:` redirect URI may name (RFC 8252 loopback); everything else must be `https:`. */
@@ -24,19 +41,24 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** Why a redirect URI is refused, or null. Exact matching is the library's (web clients). */
 export function redirectUriProblem(uri: string): string | null {
+  // The parser drops tabs and line breaks and trims spaces, so the URI it read is not the one
+  // stored and matched, nor one a Location header may carry.
+  if (/[\u0000-\u0020\u007f]/.test(uri)) return `${JSON.stringify(uri)} holds a space or a control character`;
   let url: URL;
   try {
     url = new URL(uri);
   } catch {
     return `${uri} is not an absolute URL`;
   }
+  const neither = `${uri} uses neither https: nor http: on a loopback address (127.0.0.1, localhost, [::1])`;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return neither;
   if (!plainHost(url.hostname) || !writtenPlainly(uri, url)) {
     return `${uri}: the host must be written as a plain DNS name or IP address`
       + ' (ASCII letters, digits, hyphens and dots; no user info or percent-encoding)';
   }
   if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
-  return 'redirect_uris must use https:, or http: on a loopback address (127.0.0.1, localhost, [::1])';
+  if (LOOPBACK_HOSTS.has(url.hostname)) return null;
+  return neither;
 }
 
 const isLoopback = (uri: string): boolean => {

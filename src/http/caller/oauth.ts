@@ -5,6 +5,7 @@ import type { GrantService, IssuedToken } from '../../services/oauth-grants.ts';
 import type { UnknownTokenScreen } from '../../services/keys/unknown-tokens.ts';
 import type { OAuthHolder } from '../../oauth/holder.ts';
 import { isTokenShaped } from '../../oauth/token-format.ts';
+import { OAUTH_ROUTES } from '../../oauth/provider.ts';
 import { ownCredentialFinder } from './disguises.ts';
 import type { Resolver } from './resolve.ts';
 import type { Caller } from '../state.ts';
@@ -73,6 +74,8 @@ export function oauthTokenResolver(
   }
 }
 
+const REGISTRATION_READ = `${OAUTH_ROUTES.registration}/`;
+
 /**
  * Before anything is forwarded: an Authorization that carries a keygate key or a token keygate
  * issued, in any spelling (after `Bearer` or `DPoP` in any case, bare, beside other credentials,
@@ -85,8 +88,10 @@ export function dropOwnBearer(config: Pick<Config, 'apiKeys' | 'surface'>) {
   const mcpPath = config.surface.paths.mcp;
   return function dropOwnBearerScreen(ctx: Parameters<Resolver>[0]): void {
     // On the MCP endpoint the Bearer is the credential the caller chain reads, and the MCP tools
-    // build their own upstream headers; everywhere else it must not leave the gateway.
-    const value = ctx.path === mcpPath ? '' : ctx.get('authorization');
+    // build their own upstream headers; a registration's read (RFC 7592) is answered by the OAuth
+    // library, which reads its registration access token there, and /oauth/ is never forwarded.
+    // Everywhere else it must not leave the gateway.
+    const value = ctx.path === mcpPath || ctx.path.startsWith(REGISTRATION_READ) ? '' : ctx.get('authorization');
     if (value && holdsOwn(value)) {
       delete ctx.req.headers.authorization;
     }

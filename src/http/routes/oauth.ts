@@ -231,6 +231,11 @@ export function oauthRoutes({ oauth, grants, pages }: OAuthRoutesDeps): Router<G
   // is off), so no form body needs the same.
   serve(router, oauthOperations.authorize, async (ctx) => {
     const params = new URLSearchParams(ctx.querystring);
+    // The library keeps the request's parameters in PostgreSQL (jsonb), which holds no U+0000: a
+    // NUL in `state` or any other parameter failed there, as a 500.
+    if ([...params].some(([name, value]) => name.includes('\u0000') || value.includes('\u0000'))) {
+      throw new AppError('VALIDATION_FAILED', 'The authorization request holds a NUL character (%00) in a parameter.');
+    }
     if (params.getAll('scope').join(' ') !== 'mcp') {
       params.delete('scope');
       params.set('scope', 'mcp');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -15,7 +15,8 @@ import { allowByConsentForm } from './consent-form.ts';
 // MCP URL. It registers itself (native, a loopback callback), then opens the authorization URL in
 // a browser: its opener honours $BROWSER, here a script that writes the URL down. The test plays
 // the person (the consent page's Allow form) and the browser's last hop (the code to mcp-remote's
-// own callback listener); mcp-remote swaps the code and the MCP session goes through it.
+// own callback listener); mcp-remote swaps the code and the MCP session goes through it. A second
+// run, its stored access token expired, refreshes: no browser, a rotated refresh token.
 
 const MCP_REMOTE = resolve('node_modules/.bin/mcp-remote');
 
@@ -31,7 +32,7 @@ describe('OAuth for MCP clients: mcp-remote', function () {
     await gw?.stop();
   });
 
-  it('connects with the URL alone: registration, the browser consent, the token, a tool call', async () => {
+  it('connects with the URL alone: registration, the browser consent, the token, a tool call, then a refresh', async () => {
     const person = await signUp(gw.url);
     const dir = tempDir('kg-mcp-remote-');
     const opened = join(dir, 'opened.txt');
@@ -42,9 +43,13 @@ describe('OAuth for MCP clients: mcp-remote', function () {
       PATH: process.env.PATH ?? '', HOME: dir, MCP_REMOTE_CONFIG_DIR: join(dir, 'auth'), BROWSER: opener,
     };
     const callbackPort = await freePort();
-    const transport = new StdioClientTransport({ command: MCP_REMOTE, args: [`${gw.url}/api/mcp`, String(callbackPort), '--transport', 'http-only', '--auth-timeout', '60'], env, stderr: 'pipe' });
     let stderr = '';
-    transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const bridge = () => {
+      const transport = new StdioClientTransport({ command: MCP_REMOTE, args: [`${gw.url}/api/mcp`, String(callbackPort), '--transport', 'http-only', '--auth-timeout', '60'], env, stderr: 'pipe' });
+      transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      return transport;
+    };
+    const transport = bridge();
     mcp = new McpClient({ name: 'behind-mcp-remote', version: '0' });
     const connected = mcp.connect(transport);
 
@@ -66,5 +71,23 @@ describe('OAuth for MCP clients: mcp-remote', function () {
     const me = JSON.parse(textOf(await mcp.callTool({ name: 'whoami', arguments: {} })));
     expect(me.user.email).to.equal(person.user.email);
     expect(me.grant.clientName).to.equal('MCP CLI Proxy');
+    await mcp.close();
+
+    // An hour on, as mcp-remote sees it: the stored access token has expired (and is no longer
+    // one the gateway takes), so the next run must refresh before its first request.
+    const store = join(dir, 'auth', 'mcp-remote-v1');
+    const tokensFile = join(store, readdirSync(store).find((f) => f.endsWith('_tokens.json'))!);
+    const first = JSON.parse(readFileSync(tokensFile, 'utf8')) as { access_token: string; refresh_token: string };
+    expect(first.refresh_token, 'a refresh token was stored').to.be.a('string');
+    writeFileSync(tokensFile, JSON.stringify({ ...first, access_token: `${first.access_token}x`, expires_in: 0, expires_at: Date.now() - 60_000 }));
+    mcp = new McpClient({ name: 'behind-mcp-remote', version: '0' });
+    await mcp.connect(bridge()).catch((e: Error) => {
+      throw new Error(`${e.message}\n${stderr}`);
+    });
+    const again = JSON.parse(textOf(await mcp.callTool({ name: 'whoami', arguments: {} })));
+    expect(again.grant.id).to.equal(me.grant.id);
+    expect(readFileSync(opened, 'utf8').trim().split('\n'), 'no second browser visit').to.have.length(1);
+    const second = JSON.parse(readFileSync(tokensFile, 'utf8')) as { refresh_token: string };
+    expect(second.refresh_token, 'rotated').to.be.a('string').and.not.equal(first.refresh_token);
   });
 });
