@@ -26,6 +26,9 @@ export const OAUTH_ROUTES = {
   introspection: '/oauth/introspect',
 } as const;
 
+/** What the library answers a `prompt=none` request that would need the person: a redirect to the client. */
+const INTERACTION_NEEDED = new Set(['login_required', 'consent_required', 'interaction_required']);
+
 export const consentPath = (uid: string) => `/oauth/consent/${uid}`;
 
 const HOUR = 3600;
@@ -154,11 +157,14 @@ export async function createOAuthRuntime(deps: ProviderDeps): Promise<OAuthRunti
   // with a redirect to a URI the request named, registered or not: until the request
   // is valid nothing shows that whoever sent the person there owns that URI. The library decides
   // after announcing the error, so the flag is cleared here. The resumed step (`/authorize/<uid>`,
-  // a person's Deny) still answers the client by redirect, as it must.
+  // a person's Deny) still answers the client by redirect, as it must. So does `prompt=none` when
+  // a sign-in or consent would be needed (OpenID Connect Core 3.1.2.6): that request passed every
+  // check, its redirect URI among them, and the library has already made its answer a 303.
   const noRedirect = (ctx: KoaContextWithOIDC, err: unknown) => {
-    if (ctx.path === OAUTH_ROUTES.authorization && err && typeof err === 'object' && 'allow_redirect' in err) {
-      (err as { allow_redirect: boolean }).allow_redirect = false;
-    }
+    if (ctx.path !== OAUTH_ROUTES.authorization || !err || typeof err !== 'object' || !('allow_redirect' in err)) return;
+    const answer = (err as { error?: unknown }).error;
+    if (ctx.oidc?.redirectUriCheckPerformed && typeof answer === 'string' && INTERACTION_NEEDED.has(answer)) return;
+    (err as { allow_redirect: boolean }).allow_redirect = false;
   };
   provider.on('authorization.error', noRedirect);
   provider.on('server_error', noRedirect);
