@@ -86,6 +86,8 @@ export interface AppDeps {
   extraRouters?: Router<GatewayState>[];
   /** Answers a refused or unknown browser navigation as a page; false leaves it a problem. */
   pageErrors?: (ctx: Koa.Context, err: unknown) => Promise<boolean>;
+  /** Requests that need no caller (the pages' assets): none is resolved, they are decided as anonymous. */
+  callerless?: (ctx: GatewayContext) => boolean;
 }
 
 export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: ServedRoute[] } {
@@ -114,7 +116,7 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   ));
   app.use(contentRoute(deps.upstream, config.contentApiKey));
   app.use(admission(
-    resolveCaller(callerResolvers(deps)),
+    resolveUnlessCallerless(resolveCaller(callerResolvers(deps)), deps.callerless),
     spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record, deps.onExhausted),
     enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl }),
   ));
@@ -130,6 +132,14 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
   app.use(forwardUpstream(deps.upstream, prefix, servedHere, spell, limits));
   app.use(localRoutes(routers, firstRouter));
   return { app, routes };
+}
+
+/**
+ * Who is calling, unless the request needs no caller: a page's stylesheet must not wait for (or fail
+ * with) the store a session cookie is looked up in.
+ */
+function resolveUnlessCallerless(resolve: (ctx: GatewayContext) => Promise<void> | undefined, callerless: AppDeps['callerless']) {
+  return callerless ? (ctx: GatewayContext) => (callerless(ctx) ? undefined : resolve(ctx)) : resolve;
 }
 
 /** The chain of "who is calling", in order: an OAuth token, a key, a session; anonymous otherwise. */

@@ -12,6 +12,7 @@ import { createSecretScanning } from '../services/events/secret-scanning.ts';
 import { createUnknownTokenScreen } from '../services/keys/unknown-tokens.ts';
 import { SHUTDOWN_GRACE_MS } from '../shutdown.ts';
 import { logTaskFailure, outageWatchOf } from '../store/outage.ts';
+import { isAssetRequest } from '../web/assets.ts';
 import { oauthPages } from '../web/consent.ts';
 import { consolePages } from '../web/console/routes.ts';
 import { webhookPages } from '../web/console/webhooks.ts';
@@ -47,6 +48,7 @@ export async function serve(config: Config, opts: GatewayOptions, stores: Stores
     config, accounts, audit, console: s.consoleService, keys, rotation: s.rotation, usage, verifier: s.verifier,
     counters: engine.counters, quota: s.quota, policy, upstream, logger, clock, registry: s.registry, bodyIdleMs: opts.bodyIdleMs, slots,
     extraRouters: pages,
+    callerless: (ctx) => isAssetRequest(ctx.method, ctx.path),
     pageErrors: pageErrors(config, (err, reqId) => logger.error({ reqId, err }, 'unexpected error')),
     webhooks,
     secretScanning,

@@ -28,6 +28,20 @@ const contentTypes: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
+/** Where the assets are served, each under its own name: GET /assets/<name> (src/web/routes.ts). */
+export const ASSETS_PATH = '/assets/';
+
+const oneAsset = /^\/assets\/[^/]+$/;
+
+/**
+ * A request for one of the pages' assets: it needs no caller, so none is resolved for it and it is
+ * decided as anonymous. A store's outage then leaves an error page its styles and icon, though the
+ * browser sends the session cookie along.
+ */
+export function isAssetRequest(method: string, path: string): boolean {
+  return (method === 'GET' || method === 'HEAD') && oneAsset.test(path);
+}
+
 const typeOf = (name: string): string => contentTypes[name.slice(name.lastIndexOf('.'))] ?? 'application/octet-stream';
 
 const entries = pageEntries;
@@ -36,7 +50,7 @@ function urlsOf(byEntry: Map<string, string>): AssetBundle['urls'] {
   const url = (file: string) => {
     const name = byEntry.get(file);
     if (!name) throw new Error(`the page bundle has no output for ${file}`);
-    return `/assets/${name}`;
+    return `${ASSETS_PATH}${name}`;
   };
   return {
     signIn: url(entries['sign-in']), developers: url(entries.developers), console: url(entries.console), styles: url(entries.styles),

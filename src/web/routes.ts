@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { keysOn, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { GatewayContext, GatewayState } from '../http/state.ts';
-import { sharedAssets } from './assets.ts';
+import { ASSETS_PATH, sharedAssets } from './assets.ts';
 import { safeReturnPath } from './return-path.ts';
 import { html, layout, pageHeaders, raw, type Html } from './layout.ts';
 import { connectedAppsMarkup } from './connected-apps-markup.ts';
@@ -102,7 +102,7 @@ export function webRoutes({ config, policy, accounts, leakedKeys }: WebDeps): Ro
     });
   });
 
-  router.get('/assets/:file', async (ctx) => {
+  router.get(`${ASSETS_PATH}:file`, async (ctx) => {
     const asset = (await assets()).files.get(ctx.params.file ?? '');
     if (!asset) throw new AppError('NOT_FOUND', 'There is no such asset.');
     ctx.set('X-Content-Type-Options', 'nosniff');
