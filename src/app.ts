@@ -120,8 +120,8 @@ export function createApp(deps: AppDeps): { app: Koa<GatewayState>; routes: Serv
     spendKeyQuota(deps.quota ?? oneByOne(deps.counters), deps.clock, deps.usage.record, deps.onExhausted),
     enforcePolicy(deps.policy, { apiPrefix: prefix, publicUrl: config.publicUrl }),
   ));
-  // Which router first has a route for a path (any method), remembered: matching a path against
-  // every router's table is otherwise paid twice per forwarded request.
+  // Which router first has a route for a path (any method): a route's expression is run only for
+  // paths that start with its literal part, so a forwarded path costs a few string comparisons.
   const firstRouter = routerIndex(routers);
   // A path the gateway serves is never forwarded under another letter case: the policy decided
   // it as the gateway's route, so the upstream must not get to answer it differently.

@@ -6,21 +6,45 @@ import type { GatewayContext, GatewayState } from './state.ts';
 // without asking routers that have no route for the path: a router that matches nothing only
 // passes the request on, so starting at the first one that matches changes no answer.
 
-const REMEMBERED_PATHS = 10_000;
+// Where path-to-regexp's syntax starts (a parameter, a wildcard, an optional group, an escape): a
+// route's path up to there is literal, and only a request path starting with it can match the route.
+const SYNTAX = /[:*{}()[\]?+!\\]/;
 
-/** The index of the first router with a route for `path` (any method), or -1; remembered per path. */
+interface Candidate { router: number; literal: string; caseless: boolean; matches: (path: string) => boolean }
+
+function candidatesOf(routers: Router<GatewayState>[]): Candidate[] {
+  return routers.flatMap((r, router) => r.stack
+    // A route, not a router's own middleware (its admin rule, say), which matches every path.
+    .filter((layer) => layer.methods.length > 0)
+    .map((layer) => {
+      const path = typeof layer.path === 'string' ? layer.path : '';
+      const cut = path.search(SYNTAX);
+      // Without `strict` a trailing slash is optional: the literal stops before it.
+      const literal = (cut < 0 ? path : path.slice(0, cut)).replace(/\/$/, '');
+      const caseless = !r.opts.sensitive;
+      return { router, literal: caseless ? literal.toLowerCase() : literal, caseless, matches: (p: string) => layer.match(p) };
+    }));
+}
+
+/**
+ * The index of the first router with a route for `path` (any method), or -1. No path is remembered:
+ * paths name resources, so a memo of them would miss on almost every request and let one caller's
+ * made-up paths push out everyone else's. A route's regular expression is run only when the path
+ * starts with the route's literal part, so a path no router serves costs a few string comparisons.
+ */
 export function routerIndex(routers: Router<GatewayState>[]): (path: string) => number {
-  let known = new Map<string, number>();
+  let size = -1;
+  let candidates: Candidate[] = [];
   return (path) => {
-    let i = known.get(path);
-    if (i === undefined) {
-      // A route, not a router's own middleware (its admin rule, say), which matches every path.
-      i = routers.findIndex((r) => r.match(path, 'GET').path.some((layer) => layer.methods.length > 0));
-      // Paths are caller-chosen (ids, made-up routes): start over rather than grow without bound.
-      if (known.size >= REMEMBERED_PATHS) known = new Map();
-      known.set(path, i);
+    // Routes added to a router after this was made are seen too.
+    const now = routers.reduce((n, r) => n + r.stack.length, 0);
+    if (now !== size) [size, candidates] = [now, candidatesOf(routers)];
+    let lower: string | undefined;
+    for (const c of candidates) {
+      const subject = c.caseless ? (lower ??= path.toLowerCase()) : path;
+      if (subject.startsWith(c.literal) && c.matches(path)) return c.router;
     }
-    return i;
+    return -1;
   };
 }
 

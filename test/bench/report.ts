@@ -81,7 +81,7 @@ export function policyLine(p: PolicyBenchResult): string {
 /** The shadow line: the candidate's cost over the same mix, judged against 1 µs. */
 export function shadowLine(s: ShadowBenchResult): string {
   const extra = s.shadowMicros - s.plainMicros;
-  return `shadow evaluation: ${extra.toFixed(3)} µs amortized over the same request mix (target < 1 µs extra): ${extra < 1 ? 'met' : 'missed'}${extra < 0 ? ' (below zero: the remembered pair replaces the engine\'s own memo lookup, so the difference is noise)' : ''}. ` +
+  return `shadow evaluation: ${extra.toFixed(3)} µs amortized over the same request mix (target < 1 µs extra): ${extra < 1 ? 'met' : 'missed'}${extra < 0 ? ' (below zero: noise)' : ''}. ` +
     `Per decision, median of the rounds, ${s.calls.toLocaleString('en')} calls each: engine alone ${s.plainMicros.toFixed(3)} µs, ` +
     `counted by the observer without a candidate ${s.observedMicros.toFixed(3)} µs, with a candidate ${s.shadowMicros.toFixed(3)} µs (${pct(s.divergentShare)} of calls diverged)`;
 }

@@ -44,7 +44,7 @@ const middle = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /**
  * `pool` is handed to the observer and never queried: counts reach the database only on `flush`,
  * which the bench never calls. Rounds alternate the three ways, so a drift of a shared machine falls
- * on all of them, and each round starts from fresh engines with empty memos.
+ * on all of them, and each round starts from fresh engines.
  */
 export async function benchShadow(pool: Pool, calls = 500_000, rounds = 3): Promise<ShadowBenchResult> {
   const seq = sequence(MIX, calls);

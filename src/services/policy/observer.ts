@@ -3,8 +3,7 @@
 // the candidate's only counts where it would differ. Nothing here touches a store per request:
 // counts live in memory and `flush` adds them to the database on the instance's own schedule.
 import type { Logger } from 'pino';
-import { LRUCache } from 'lru-cache';
-import { decisionKey, type Decision, type PolicyEngine, type PolicySubject } from '../../policy/engine.ts';
+import { type Decision, type PolicyEngine, type PolicySubject } from '../../policy/engine.ts';
 import { subjectAttributes } from '../../policy/patterns.ts';
 import type { Pool } from '../../store/db.ts';
 import { logTaskFailure } from '../../store/outage.ts';
@@ -57,21 +56,11 @@ function exampleOf(subject: PolicySubject, method: string, path: string): Record
 
 interface Tally { allow: number; deny: number }
 
-/**
- * A request decided under both policies, remembered whole: the live decision, the counting cell of
- * its rule, and the divergence it counts towards (null when both agree). A repeated request then
- * costs one key join and one lookup however many engines decide it, instead of a key join and a
- * lookup per engine plus a string key per divergence (shadow evaluation is to cost about one more
- * memoized decision, under 1 µs amortized).
- */
-interface Pair { live: Decision; tally: Tally; divergence: Divergence | null }
-
-const DEFAULT_PAIRS = 10_000;
-
-export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000, pairCacheSize = DEFAULT_PAIRS }: {
+// Nothing is remembered per request: paths name resources, so almost every path is new, and a memo
+// keyed on them would miss, keep each request's decision alive long enough to be copied out of the
+// young generation, and let one caller's random paths push out everyone else's entries.
+export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000 }: {
   pool: Pool; clock: Clock; logger?: Pick<Logger, 'info' | 'warn'>; logEveryMs?: number;
-  /** Most request pairs remembered per live/candidate pair; paths are caller-controlled, so bounded. */
-  pairCacheSize?: number;
 }): DecisionObserver {
   // Keyed by rule id alone (null: default deny), so counting a decision builds no string.
   const decisions = new Map<string | null, Tally>();
@@ -87,7 +76,7 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
     else cell.deny += 1;
   };
 
-  // Where a divergence between these two decisions is counted; found once per distinct request.
+  // Where a divergence between these two decisions is counted.
   const divergenceOf = (
     shadowId: number, live: Decision, shadow: Decision, subject: PolicySubject, method: string, path: string,
   ): Divergence => {
@@ -124,9 +113,6 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
 
   return {
     observe(live, candidate) {
-      // Lives and dies with this pair of engines, as each engine's own memo does with its engine.
-      // Used without a candidate too: the rule's counting cell is then found once per request.
-      const pairs = new LRUCache<string, Pair>({ max: pairCacheSize });
       return {
         scopes: live.scopes,
         rules: live.rules,
@@ -134,20 +120,15 @@ export function createDecisionObserver({ pool, clock, logger, logEveryMs = 1000,
         matchingRules: live.matchingRules,
         reference: live.reference,
         decide(subject, method, path) {
-          const key = decisionKey(subject, method, path);
-          let pair = pairs.get(key);
-          if (!pair) {
-            const decision = live.decide(subject, method, path);
-            const shadow = candidate?.engine.decide(subject, method, path);
-            const divergence = candidate && shadow && shadow.allowed !== decision.allowed
-              ? divergenceOf(candidate.id, decision, shadow, subject, method, path)
-              : null;
-            pair = { live: decision, tally: tallyOf(decision.ruleId), divergence };
-            pairs.set(key, pair);
+          const decision = live.decide(subject, method, path);
+          count(decision, tallyOf(decision.ruleId));
+          if (candidate) {
+            const shadow = candidate.engine.decide(subject, method, path);
+            if (shadow.allowed !== decision.allowed) {
+              diverged(divergenceOf(candidate.id, decision, shadow, subject, method, path), subject, method, path);
+            }
           }
-          count(pair.live, pair.tally);
-          if (pair.divergence) diverged(pair.divergence, subject, method, path);
-          return pair.live;
+          return decision;
         },
       };
     },
