@@ -36,6 +36,7 @@ export class OutageWatch {
   private cause = '';
   private told = false;
   private lastFailure = 0;
+  private endedAt = -Infinity;
   private refused = 0;
   private timer: NodeJS.Timeout | null = null;
   private probing = false;
@@ -48,7 +49,13 @@ export class OutageWatch {
     return () => void this.listeners.delete(listener);
   }
 
-  failed(err: unknown): void {
+  /**
+   * A call made at `startedAt` failed. One made before the last outage ended that fails after it (a
+   * query sent while the database was frozen, refused once it thawed) is that outage's tail, already
+   * told; it does not begin another.
+   */
+  failed(err: unknown, startedAt = Date.now()): void {
+    if (startedAt < this.endedAt) return;
     this.lastFailure = Date.now();
     if (this.since || this.closed) return;
     this.since = new Date(this.lastFailure);
@@ -104,6 +111,7 @@ export class OutageWatch {
     this.stopProbing();
     this.since = null;
     this.told = false;
+    this.endedAt = Date.now();
     this.emit({ state: 'ended', store: this.store, since, lastedMs: Date.now() - since.getTime(), refused: this.refused });
   }
 
@@ -160,13 +168,13 @@ export function rejectAsOutage(
 ): OutageWatch {
   watches.set(target, watch);
   const methodsOf = target as Record<string, unknown>;
-  const translate = (err: unknown) => {
+  const translate = (err: unknown, startedAt: number) => {
     if (err instanceof StoreUnavailableError) throw err;
     if (!isOutage(err)) {
       watch.answered();
       throw err;
     }
-    watch.failed(err);
+    watch.failed(err, startedAt);
     const outage = new StoreUnavailableError(store, err);
     watchOfError.set(outage, watch);
     throw outage;
@@ -175,14 +183,18 @@ export function rejectAsOutage(
     watch.answered();
     return v;
   };
-  translations.set(target, (call) => Promise.resolve(call).then(answered, translate));
+  translations.set(target, (call) => {
+    const startedAt = Date.now();
+    return Promise.resolve(call).then(answered, (err: unknown) => translate(err, startedAt));
+  });
   for (const name of methods) {
     const original = methodsOf[name];
     if (typeof original !== 'function') continue;
     methodsOf[name] = function (this: unknown, ...args: unknown[]): unknown {
+      const startedAt = Date.now();
       const result: unknown = original.apply(this, args);
       if (typeof args[args.length - 1] === 'function' || !isThenable(result)) return result;
-      return result.then(answered, translate);
+      return result.then(answered, (err: unknown) => translate(err, startedAt));
     };
   }
   return watch;
