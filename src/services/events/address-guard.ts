@@ -14,7 +14,7 @@ export { isPublicAddress };
 /** The longest endpoint URL, as stored and sent (the parsed form, which can be far longer than the text given). */
 export const MAX_URL_LENGTH = 2048;
 
-/** Refuses what no endpoint may be: not https, credentials in the URL, a literal private address. */
+/** Refuses what no endpoint may be: not https, credentials in the URL, port 0, a literal private address. */
 export function checkEndpointUrl(raw: string, allowPrivate: boolean): URL {
   let url: URL;
   try {
@@ -27,6 +27,8 @@ export function checkEndpointUrl(raw: string, allowPrivate: boolean): URL {
   };
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) refuse('must be https');
   if (url.username || url.password) refuse('may not hold credentials');
+  // Port 0 is no port: nothing listens there, and a connection to it fails on every attempt.
+  if (url.port === '0') refuse('may not name port 0');
   if (url.href.length > MAX_URL_LENGTH) refuse(`is longer than ${MAX_URL_LENGTH} characters once normalized`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!allowPrivate && isIP(host) && !isPublicAddress(host)) refuse('must name a public address');
