@@ -33,8 +33,8 @@ function joinedHeld(permissions: readonly string[]): string {
 
 /**
  * A request as one string: the subject as asked (permissions in any order), the method and the
- * path. The observer keys the pair of decisions it counts on it, so a caller deciding one request
- * under two engines builds it once.
+ * path. Nothing on the request path keys on it (a memo of paths would miss on real traffic); a test
+ * that asks node-casbin's enforcer the same question many times keys its own memo on it.
  */
 export function decisionKey(subject: PolicySubject, method: string, path: string): string {
   const held = subject.kind !== 'key' ? ''

@@ -3,7 +3,7 @@
 // the candidate's only counts where it would differ. Nothing here touches a store per request:
 // counts live in memory and `flush` adds them to the database on the instance's own schedule.
 import type { Logger } from 'pino';
-import { type Decision, type PolicyEngine, type PolicySubject } from '../../policy/engine.ts';
+import type { Decision, PolicyEngine, PolicySubject } from '../../policy/engine.ts';
 import { subjectAttributes } from '../../policy/patterns.ts';
 import type { Pool } from '../../store/db.ts';
 import { logTaskFailure } from '../../store/outage.ts';
