@@ -10,19 +10,21 @@ import type { GatewayContext, GatewayState } from './state.ts';
 // route's path up to there is literal, and only a request path starting with it can match the route.
 const SYNTAX = /[:*{}()[\]?+!\\]/;
 
-interface Candidate { router: number; literal: string; caseless: boolean; matches: (path: string) => boolean }
+type Layer = Router<GatewayState>['stack'][number];
+interface Candidate { router: number; layer: Layer; source: Layer['path']; literal: string; caseless: boolean }
 
 function candidatesOf(routers: Router<GatewayState>[]): Candidate[] {
   return routers.flatMap((r, router) => r.stack
     // A route, not a router's own middleware (its admin rule, say), which matches every path.
     .filter((layer) => layer.methods.length > 0)
     .map((layer) => {
-      const path = typeof layer.path === 'string' ? layer.path : '';
+      // A path given as a regular expression (or as its source) has no literal part to go by.
+      const path = typeof layer.path === 'string' && layer.opts.pathAsRegExp !== true ? layer.path : '';
       const cut = path.search(SYNTAX);
       // Without `strict` a trailing slash is optional: the literal stops before it.
       const literal = (cut < 0 ? path : path.slice(0, cut)).replace(/\/$/, '');
-      const caseless = !r.opts.sensitive;
-      return { router, literal: caseless ? literal.toLowerCase() : literal, caseless, matches: (p: string) => layer.match(p) };
+      const caseless = layer.opts.sensitive !== true;
+      return { router, layer, source: layer.path, literal: caseless ? literal.toLowerCase() : literal, caseless };
     }));
 }
 
@@ -36,13 +38,13 @@ export function routerIndex(routers: Router<GatewayState>[]): (path: string) => 
   let size = -1;
   let candidates: Candidate[] = [];
   return (path) => {
-    // Routes added to a router after this was made are seen too.
+    // Routes added, or a router's prefix set, after this was made are seen too.
     const now = routers.reduce((n, r) => n + r.stack.length, 0);
-    if (now !== size) [size, candidates] = [now, candidatesOf(routers)];
+    if (now !== size || candidates.some((c) => c.layer.path !== c.source)) [size, candidates] = [now, candidatesOf(routers)];
     let lower: string | undefined;
     for (const c of candidates) {
       const subject = c.caseless ? (lower ??= path.toLowerCase()) : path;
-      if (subject.startsWith(c.literal) && c.matches(path)) return c.router;
+      if (subject.startsWith(c.literal) && c.layer.match(path)) return c.router;
     }
     return -1;
   };

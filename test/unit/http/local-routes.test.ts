@@ -20,7 +20,10 @@ function gatewayLikeRouters(): Router<GatewayState>[] {
     r.register(path.replace(/\*$/, '{*rest}'), [method], () => {});
   }
   const loose = new Router<GatewayState>().get('/Mixed/Case/:id', () => {}).get('/files/{*rest}', () => {}).get('/opt{/:x}', () => {});
-  return [...groups.values(), loose];
+  // Paths given as regular expressions: no literal part to go by (`.` matches any character).
+  const expressions = new Router<GatewayState>().get(/^\/rx\/[0-9]+$/, () => {});
+  expressions.register('/api/v.+/items', ['GET'], () => {}, { pathAsRegExp: true });
+  return [...groups.values(), loose, expressions];
 }
 
 describe('dispatching to the gateway\'s own routers', () => {
@@ -44,7 +47,8 @@ describe('dispatching to the gateway\'s own routers', () => {
   });
 
   it('runs only the root page\'s expression for a path no other route\'s literal part begins, and remembers no path', () => {
-    const routers = gatewayLikeRouters();
+    // Routes given as regular expressions have no literal part: they are left out here.
+    const routers = gatewayLikeRouters().filter((r) => r.stack.every((l) => typeof l.path === 'string' && !l.opts.pathAsRegExp));
     let tested = 0;
     for (const r of routers) {
       for (const layer of r.stack) {
@@ -69,6 +73,7 @@ describe('dispatching to the gateway\'s own routers', () => {
     const ask = reference(routers);
     const segment = fc.oneof(
       fc.constantFrom('api', 'auth', 'api-keys', 'admin', 'oauth', 'mcp', 'healthz', 'Mixed', 'mixed', 'CASE', 'files', 'opt', 'x', ':id', '%2F', ''),
+      fc.constantFrom('rx', '12', 'v2', 'v.', 'items'),
       fc.stringMatching(/^[A-Za-z0-9._~%-]{0,8}$/),
     );
     const fromTable = fc.constantFrom(...servedRouteTable.map(([, p]) => p));
@@ -77,7 +82,7 @@ describe('dispatching to the gateway\'s own routers', () => {
       fc.tuple(fromTable, fc.array(segment, { maxLength: 2 }), fc.boolean()).map(([p, more, slash]) =>
         `${p.replace(/:[a-z]+/g, 'abc').replace(/\*$/, 'deep/er')}${more.length ? `/${more.join('/')}` : ''}${slash ? '/' : ''}`),
       // One letter's case turned: a case-sensitive route must refuse it, a case-insensitive one not.
-      fc.tuple(fc.oneof(fromTable, fc.constantFrom('/Mixed/Case/abc', '/files/a/b', '/opt/x')), fc.nat()).map(([p, n]) => {
+      fc.tuple(fc.oneof(fromTable, fc.constantFrom('/Mixed/Case/abc', '/files/a/b', '/opt/x', '/rx/12', '/api/v2/items', '/x/api/v1/items')), fc.nat()).map(([p, n]) => {
         const i = n % p.length;
         const c = p.charAt(i);
         return p.slice(0, i) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + p.slice(i + 1);
@@ -86,6 +91,15 @@ describe('dispatching to the gateway\'s own routers', () => {
     fc.assert(fc.property(path, (p) => {
       expect(first(p), p).to.equal(ask(p));
     }), { numRuns: 3000 });
+  });
+
+  it('sees a prefix set after it was made', () => {
+    const late = new Router<GatewayState>({ sensitive: true, strict: true }).get('/a', () => {});
+    const first = routerIndex([late]);
+    expect(first('/a')).to.equal(0);
+    late.prefix('/v2');
+    expect(first('/a')).to.equal(-1);
+    expect(first('/v2/a')).to.equal(0);
   });
 
   it('sees a route added to a router after it was made', () => {
