@@ -37,16 +37,21 @@ function candidatesOf(routers: Router<GatewayState>[]): Candidate[] {
 export function routerIndex(routers: Router<GatewayState>[]): (path: string) => number {
   let size = -1;
   let candidates: Candidate[] = [];
-  return (path) => {
-    // Routes added, or a router's prefix set, after this was made are seen too.
-    const now = routers.reduce((n, r) => n + r.stack.length, 0);
-    if (now !== size || candidates.some((c) => c.layer.path !== c.source)) [size, candidates] = [now, candidatesOf(routers)];
+  const find = (path: string): number => {
     let lower: string | undefined;
     for (const c of candidates) {
+      // A router's prefix set after this was made: its routes' literal parts are worked out again.
+      if (c.layer.path !== c.source) return (candidates = candidatesOf(routers)), find(path);
       const subject = c.caseless ? (lower ??= path.toLowerCase()) : path;
       if (subject.startsWith(c.literal) && c.layer.match(path)) return c.router;
     }
     return -1;
+  };
+  return (path) => {
+    // Routes added to a router after this was made are seen too.
+    const now = routers.reduce((n, r) => n + r.stack.length, 0);
+    if (now !== size) [size, candidates] = [now, candidatesOf(routers)];
+    return find(path);
   };
 }
 
