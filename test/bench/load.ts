@@ -5,9 +5,15 @@ export interface LoadTarget {
   name: string;
   url: string;
   headers?: Record<string, string>;
-  /** Each request's path, drawn afresh (random ids); the URL's own path when absent. */
-  path?: () => string;
+  /**
+   * Each request's path is this prefix and a random id drawn afresh (real traffic names resources);
+   * the URL's own path when absent. Data, not a function, so that a target can go to another process.
+   */
+  randomIdsUnder?: string;
 }
+
+/** A resource id never asked before, under `prefix`. */
+const randomPath = (prefix: string) => `${prefix}${Math.random().toString(16).slice(2, 12)}`;
 
 export interface LoadResult {
   requestsPerSecond: number;
@@ -37,7 +43,9 @@ export function load(target: LoadTarget, opts: LoadOptions): Promise<LoadResult>
     const instance = autocannon(
       {
         url: target.url, connections: opts.connections, duration: opts.seconds, headers: target.headers, timeout: 10,
-        ...(target.path ? { requests: [{ setupRequest: (req) => ({ ...req, path: target.path!() }) }] } : {}),
+        ...(target.randomIdsUnder !== undefined
+          ? { requests: [{ setupRequest: (req) => ({ ...req, path: randomPath(target.randomIdsUnder!) }) }] }
+          : {}),
       },
       (err, result) => {
         if (err) return reject(err);
