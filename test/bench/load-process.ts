@@ -33,12 +33,19 @@ export async function startLoadProcess(): Promise<LoadProcess> {
     for (const p of pending.values()) p.reject(new Error(why));
     pending.clear();
   };
-  child.on('exit', (code, signal) => failAll(`the load generator exited (${signal ?? code})`));
+  // Before 'ready' these end the start; after it, whatever was asked fails instead of waiting for ever.
+  let starting: ((e: Error) => void) | null = null;
+  const gone = (why: string) => {
+    starting?.(new Error(why));
+    failAll(why);
+  };
+  child.on('exit', (code, signal) => gone(`the load generator exited (${signal ?? code})`));
+  child.on('error', (e) => gone(`the load generator failed: ${e.message}`));
   await new Promise<void>((ready, fail) => {
-    child.once('error', fail);
-    child.once('exit', (code) => fail(new Error(`the load generator exited (${code}) before it was ready`)));
+    starting = fail;
     child.once('message', () => ready());
   });
+  starting = null;
   child.on('message', (m: LoaderReply) => {
     if (m.type === 'ready') return;
     const p = pending.get(m.id);

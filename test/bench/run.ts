@@ -139,7 +139,6 @@ async function settle(): Promise<number> {
   }
   return Date.now() - start;
 }
-let settledMs = 0;
 
 interface Target extends LoadTarget { id: TargetFigures['id']; label: string; server: ServerProcess }
 
@@ -166,7 +165,6 @@ function roundCpu(before: ReturnType<typeof cpuNow>, after: ReturnType<typeof cp
 }
 const cpuText = (c: RoundCpu) =>
   (c.perRequest === null ? '' : `, ${Math.round(c.perRequest)} µs CPU a request (others ${Math.round(c.othersMs ?? 0)} ms)`);
-
 
 async function main(): Promise<number> {
   const started = Date.now();
@@ -301,8 +299,7 @@ async function main(): Promise<number> {
   const keySession = (b: unknown) => (b as { session?: { kind?: string } }).session?.kind === 'key';
   for (const t of targets) await expectOk(t, t.id === 'b' || t.id === 'f' ? keySession : sameProjects);
 
-  // autocannon in a process of its own: this one holds the policy measurements' heap, and a pause of
-  // the process that times the responses would be counted as the servers' latency.
+  // autocannon in a process of its own (loader.ts says why).
   const loader = await startLoadProcess();
   cleanups.push({ what: 'stopping the load generator', fn: () => loader.stop() });
   const { load, hangUps } = loader;
@@ -312,6 +309,7 @@ async function main(): Promise<number> {
 
   const results = new Map<Target['id'], LoadResult[]>(targets.map((t) => [t.id, []]));
   const cpuRounds = new Map<Target['id'], RoundCpu[]>(targets.map((t) => [t.id, []]));
+  let settledMs = 0;
   for (let r = 0; r < ROUNDS; r++) {
     // Forward, then backward: every compared pair stays side by side in every round (a rotation
     // split one pair per round across its ends), and a steady drift of the machine falls on the
