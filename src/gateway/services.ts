@@ -9,6 +9,7 @@ import { createAuditService } from '../services/audit.ts';
 import { createChangeFollower } from '../services/changes.ts';
 import { systemEvery } from '../services/clock.ts';
 import { createConsoleService } from '../services/console.ts';
+import { withDirectPool } from '../services/database.ts';
 import { createDeliveryWorker } from '../services/events/delivery.ts';
 import { createWebhookService } from '../services/events/webhooks.ts';
 import { heapBudgetWarning } from '../services/heap-budget.ts';
@@ -82,7 +83,9 @@ export async function buildServices(config: Config, opts: GatewayOptions, stores
   const listener = await followSignals({
     directUrl: stores.database.directUrl, changes, policyService, verifier, logger, signalCheck: opts.signalCheck,
   });
-  await policyService.bootstrap();
+  // On a pool of its own without the request path's deadline, as migrations are: another instance
+  // seeding or applying a large policy holds the policy lock for as long as that takes.
+  await withDirectPool(stores.database.directUrl, (direct) => policyService.bootstrap(direct));
   const policy = policyService.holder;
   const signInThrottle = createSignInThrottle({ counters, clock });
   const accounts = createAccountService({

@@ -56,8 +56,12 @@ export interface PolicyService {
    */
   readonly holder: PolicyHolder;
   readonly loaded: LoadedPolicy;
-  /** Writes the files into an empty store, then puts the stored policy in force. */
-  bootstrap(): Promise<BootResult>;
+  /**
+   * Writes the files into an empty store, then puts the stored policy in force. `startPool` (default:
+   * the request pool) is what it reads and writes on: at start it is one without the request path's
+   * deadline, since the policy lock may be held by another instance seeding or applying a large policy.
+   */
+  bootstrap(startPool?: Pool): Promise<BootResult>;
   /**
    * The stored policy again, read after the call: one reload at a time, a call meanwhile is served by
    * the next one. A failed reload keeps the policy in force.
@@ -123,8 +127,8 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
     },
   };
 
-  const readState = async () => {
-    const [live, cand] = await Promise.all([findLiveVersion(pool), findCandidate(pool)]);
+  const readState = async (on: Pool = pool) => {
+    const [live, cand] = await Promise.all([findLiveVersion(on), findCandidate(on)]);
     return { live, cand };
   };
 
@@ -221,11 +225,11 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
      * Two instances starting together both see the store empty at most once: the advisory lock
      * makes the second wait and find the rows.
      */
-    async bootstrap() {
+    async bootstrap(startPool = pool) {
       const texts = await readPolicyFiles(files);
       const checked = await checkedFiles(texts, source);
       fileScopes = checked.engine.scopes;
-      const seeded = await withTransaction(pool, async (tx) => {
+      const seeded = await withTransaction(startPool, async (tx) => {
         await lockPolicy(tx);
         // A store filled before scopes were stored gets the files' scopes beside its lines.
         if ((await readScopesText(tx)) === null) await writeScopesText(tx, texts.scopes);
@@ -239,7 +243,7 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
         await signalPolicyChanged(tx);
         return true;
       });
-      const [stored, state] = await Promise.all([readStoredPolicy(pool, texts.model), readState()]);
+      const [stored, state] = await Promise.all([readStoredPolicy(startPool, texts.model), readState(startPool)]);
       (await build(stored, state.live, state.cand, texts.model))();
       modelText = texts.model;
       const differsFromFiles = canonical(stored.rules) !== canonical(checked.rules) || stored.scopes !== texts.scopes;
