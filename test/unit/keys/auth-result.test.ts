@@ -47,4 +47,17 @@ describe('a stored key judged at a moment', () => {
     expect(s.key.scopes).to.deep.equal(['reports']);
     expect(s.owner).to.include({ id: 'u1', email: 'a@example.test' });
   });
+
+  it('keys holding the same permissions share one frozen copy and its scopes; other permissions get their own', () => {
+    const held = () => ({ reports: ['read', 'write'], ai: ['access'] });
+    const [a, b, c] = [standingOf(row({ permissions: held() })), standingOf(row({ id: 'k2', permissions: held() })), standingOf(row({ id: 'k3' }))];
+    if (a.status !== 'valid' || b.status !== 'valid' || c.status !== 'valid') throw new Error('expected valid standings');
+    // What a decision works out per permissions object (the atoms, the sets it tests) is then worked
+    // out once per distinct set, not once per key in the verifier's cache.
+    expect(a.key.permissions).to.equal(b.key.permissions);
+    expect(a.key.scopes).to.equal(b.key.scopes).and.deep.equal(['ai', 'reports']);
+    expect(c.key.permissions).to.not.equal(a.key.permissions);
+    expect(c.key.permissions).to.deep.equal({ reports: ['read'] });
+    expect(Object.isFrozen(a.key.permissions) && Object.isFrozen(a.key.permissions.reports) && Object.isFrozen(a.key.scopes)).to.equal(true);
+  });
 });
