@@ -50,7 +50,8 @@ const { values: args } = parseArgs({
 const ROUNDS = positive('rounds', args.rounds);
 const SECONDS = positive('seconds', args.seconds);
 const WARMUP = positive('warmup', args.warmup);
-const PRIME = positive('prime', args.prime);
+// 0 turns priming off, to measure the bench as it was before.
+const PRIME = args.prime === '0' ? 0 : positive('prime', args.prime);
 const CONNECTIONS = positive('connections', args.connections);
 const DATABASE_URL = BENCH_DATABASE_URL;
 const REDIS_URL = BENCH_REDIS_URL;
@@ -324,7 +325,7 @@ async function main(): Promise<number> {
       // on one gateway) has its young generation grown and its code hot; one that idled through the
       // other targets has neither. Side by side, that alone put the 10,000-line gateway at a median
       // 0.90 of the shipped one loaded right after (c), and at 0.97 with both primed.
-      await load(t, { ...loadOpts, seconds: PRIME });
+      if (PRIME > 0) await load(t, { ...loadOpts, seconds: PRIME });
       const before = cpuNow(t.server);
       const res = await load(t, { ...loadOpts, seconds: SECONDS });
       const cpu = roundCpu(before, cpuNow(t.server), res.requests);

@@ -49,6 +49,9 @@ export const POLICY_CHECK_MS = 5_000;
 
 export interface BootResult { seeded: boolean; differsFromFiles: boolean }
 
+/** How long the start waits for the policy lock before it logs that it is waiting. */
+export const LOCK_WAIT_TOLD_MS = 2_000;
+
 export interface PolicyService {
   /**
    * The engine in force; the stored policy once `bootstrap` has run. Reading `holder.current`
@@ -230,7 +233,15 @@ export function createPolicyService({ pool, files, logger, readRules = readStore
       const checked = await checkedFiles(texts, source);
       fileScopes = checked.engine.scopes;
       const seeded = await withTransaction(startPool, async (tx) => {
-        await lockPolicy(tx);
+        // The wait has no deadline (the other instance may be applying thousands of lines), so a
+        // long one is told rather than looking like a hung start.
+        const tell = () => logger?.warn('waiting for the policy lock: another instance is seeding or applying the policy');
+        const told = setTimeout(tell, LOCK_WAIT_TOLD_MS);
+        try {
+          await lockPolicy(tx);
+        } finally {
+          clearTimeout(told);
+        }
         // A store filled before scopes were stored gets the files' scopes beside its lines.
         if ((await readScopesText(tx)) === null) await writeScopesText(tx, texts.scopes);
         if ((await countRules(tx)) > 0) {
